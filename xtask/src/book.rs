@@ -1,0 +1,833 @@
+//! `cargo xtask book build|serve`: the pinned mdBook tools, the include check, and the calls
+//! to `mdbook`.
+//!
+//! mdBook renders an `{{#include file:anchor}}` whose anchor does not exist as an empty code
+//! block, without a warning. Chapters in this book show only code included from the crates, so
+//! a renamed or deleted anchor would silently empty a listing. [`check_includes`] runs before
+//! every build and turns each such case into an error with its `file:line`.
+
+use std::fmt;
+use std::fs;
+use std::io;
+use std::path::{Component, Path, PathBuf};
+use std::process::Command;
+
+/// A tool the book needs, pinned to one version and installed with `cargo install --locked`.
+struct Tool {
+    /// The executable's name, looked up on `PATH`.
+    bin: &'static str,
+    /// The crates.io package that provides it.
+    package: &'static str,
+    /// The exact version the book is built with.
+    version: &'static str,
+}
+
+/// The pinned tools. `mdbook-mermaid` runs as a preprocessor (see `book/book.toml`).
+const TOOLS: [Tool; 2] = [
+    Tool {
+        bin: "mdbook",
+        package: "mdbook",
+        version: "0.5.4",
+    },
+    Tool {
+        bin: "mdbook-mermaid",
+        package: "mdbook-mermaid",
+        version: "0.17.1",
+    },
+];
+
+/// `cargo xtask book build`: check the includes, ensure the tools, run `mdbook build book`.
+pub(crate) fn build(root: &Path) -> Result<(), String> {
+    let src = root.join("book").join("src");
+    let report = check_includes(&src).map_err(|e| format!("reading {}: {e}", src.display()))?;
+    if !report.problems.is_empty() {
+        for problem in &report.problems {
+            eprintln!("{}", problem.relative_to(root));
+        }
+        return Err(format!(
+            "{} broken include(s) in book/src (mdBook would render them as empty or wrong blocks)",
+            report.problems.len()
+        ));
+    }
+    println!(
+        "xtask: checked {} include(s) in {} markdown file(s): all resolve",
+        report.directives, report.files
+    );
+    ensure_tools()?;
+    run_mdbook(root, &["build", "book"])
+}
+
+/// `cargo xtask book serve [ARGS]`: ensure the tools, run `mdbook serve book [ARGS]`.
+///
+/// Binds 127.0.0.1 unless ARGS choose a hostname themselves.
+pub(crate) fn serve(root: &Path, extra: &[&str]) -> Result<(), String> {
+    ensure_tools()?;
+    let mut args = vec!["serve", "book"];
+    let has_hostname = extra
+        .iter()
+        .any(|a| *a == "-n" || a.starts_with("--hostname") || (a.starts_with("-n") && a.len() > 2));
+    if !has_hostname {
+        args.extend(["--hostname", "127.0.0.1"]);
+    }
+    args.extend_from_slice(extra);
+    run_mdbook(root, &args)
+}
+
+/// Runs `mdbook ARGS` in the workspace root and turns a failure into an error message.
+fn run_mdbook(root: &Path, args: &[&str]) -> Result<(), String> {
+    let shown = format!("mdbook {}", args.join(" "));
+    let status = Command::new("mdbook")
+        .args(args)
+        .current_dir(root)
+        .status()
+        .map_err(|e| format!("could not start `{shown}`: {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("`{shown}` failed ({status})"))
+    }
+}
+
+/// Makes sure every pinned tool is on `PATH` at its pinned version, installing it if not.
+fn ensure_tools() -> Result<(), String> {
+    let mut pinned = Vec::new();
+    for tool in &TOOLS {
+        let found = installed_version(tool.bin);
+        pinned.push(format!("{} {}", tool.bin, tool.version));
+        if found
+            .as_deref()
+            .is_some_and(|out| version_matches(out, tool.version))
+        {
+            continue;
+        }
+        match &found {
+            Some(out) => println!(
+                "xtask: `{} --version` says `{out}`; installing the pinned {} {} (cargo install --locked, once)",
+                tool.bin, tool.package, tool.version
+            ),
+            None => println!(
+                "xtask: {} not found; installing {} {} (cargo install --locked, once; this takes a few minutes)",
+                tool.bin, tool.package, tool.version
+            ),
+        }
+        install(tool)?;
+        match installed_version(tool.bin) {
+            Some(out) if version_matches(&out, tool.version) => {}
+            other => {
+                return Err(format!(
+                    "installed {} {} but `{} --version` now says {:?}; is cargo's bin directory \
+                     (usually ~/.cargo/bin) on PATH, ahead of any other {}?",
+                    tool.package, tool.version, tool.bin, other, tool.bin
+                ));
+            }
+        }
+    }
+    println!("xtask: using {}", pinned.join(", "));
+    Ok(())
+}
+
+/// `cargo install --locked PACKAGE --version VERSION`, with the cargo that runs xtask.
+fn install(tool: &Tool) -> Result<(), String> {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let status = Command::new(&cargo)
+        .args([
+            "install",
+            "--locked",
+            tool.package,
+            "--version",
+            tool.version,
+        ])
+        .status()
+        .map_err(|e| format!("could not run cargo install: {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "`cargo install --locked {} --version {}` failed ({status})",
+            tool.package, tool.version
+        ))
+    }
+}
+
+/// The trimmed output of `BIN --version`, or `None` when it cannot run or fails.
+fn installed_version(bin: &str) -> Option<String> {
+    let out = Command::new(bin).arg("--version").output().ok()?;
+    if !out.status.success() {
+        return None;
+    }
+    Some(String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+/// Whether a `--version` output such as `mdbook v0.5.4` names exactly `version`.
+fn version_matches(output: &str, version: &str) -> bool {
+    output
+        .split_whitespace()
+        .any(|word| word.strip_prefix('v').unwrap_or(word) == version)
+}
+
+/// The outcome of [`check_includes`].
+#[derive(Debug, Default)]
+pub(crate) struct Report {
+    /// Markdown files read.
+    pub(crate) files: usize,
+    /// Include directives checked.
+    pub(crate) directives: usize,
+    /// Every broken include, in file order.
+    pub(crate) problems: Vec<Problem>,
+}
+
+/// One broken include directive.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Problem {
+    /// The markdown file that holds the directive.
+    pub(crate) file: PathBuf,
+    /// The directive's line in that file, from 1.
+    pub(crate) line: usize,
+    /// The directive as written, e.g. `{{#include ../x.rs:anchor}}`.
+    pub(crate) directive: String,
+    /// What is wrong with it.
+    pub(crate) reason: String,
+}
+
+impl Problem {
+    /// The same problem with its file shown relative to `base` when possible.
+    fn relative_to(&self, base: &Path) -> Problem {
+        let file = self.file.strip_prefix(base).unwrap_or(&self.file);
+        Problem {
+            file: file.to_path_buf(),
+            ..self.clone()
+        }
+    }
+}
+
+impl fmt::Display for Problem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}:{}: {}: {}",
+            self.file.display(),
+            self.line,
+            self.directive,
+            self.reason
+        )
+    }
+}
+
+/// Checks every `{{#include}}`, `{{#rustdoc_include}}` and `{{#playground}}` in the markdown
+/// files under `src` (recursively).
+///
+/// For each directive the path is resolved against the markdown file's directory, as mdBook
+/// does, and the file must exist. Then, depending on what follows the path:
+///
+/// - `path:name`: the file has a `ANCHOR: name` line and, after it, an `ANCHOR_END: name`
+///   line, and the lines between them, less any other `ANCHOR`/`ANCHOR_END` lines, are not
+///   all blank. The name must also not open a second anchor, since mdBook uses only the first.
+/// - `path:N`, `path:N:M`, `path:N:`, `path::M`: the file has those lines (numbered from 1,
+///   inclusive), and they are not all blank.
+/// - `path` alone: the file is not blank.
+///
+/// Directives escaped the mdBook way, `\{{#include ...}}`, are skipped.
+pub(crate) fn check_includes(src: &Path) -> io::Result<Report> {
+    let mut files = Vec::new();
+    collect_markdown(src, &mut files)?;
+    files.sort();
+    let mut report = Report::default();
+    for file in files {
+        let text = fs::read_to_string(&file)?;
+        let dir = file.parent().unwrap_or(src);
+        report.files += 1;
+        for directive in find_directives(&text) {
+            report.directives += 1;
+            if let Err(reason) = check_directive(dir, &directive) {
+                report.problems.push(Problem {
+                    file: file.clone(),
+                    line: directive.line,
+                    directive: directive.text.clone(),
+                    reason,
+                });
+            }
+        }
+    }
+    Ok(report)
+}
+
+/// Appends every `*.md` file under `dir` to `out`.
+fn collect_markdown(dir: &Path, out: &mut Vec<PathBuf>) -> io::Result<()> {
+    for entry in fs::read_dir(dir)? {
+        let path = entry?.path();
+        if path.is_dir() {
+            collect_markdown(&path, out)?;
+        } else if path.extension().is_some_and(|ext| ext == "md") {
+            out.push(path);
+        }
+    }
+    Ok(())
+}
+
+/// The directive kinds this check understands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// `{{#include path[:anchor|:range]}}`
+    Include,
+    /// `{{#rustdoc_include path[:anchor|:range]}}`: same path syntax as `include`.
+    RustdocInclude,
+    /// `{{#playground path [attributes]}}`: a whole file, no anchor or range.
+    Playground,
+}
+
+/// One directive found in a markdown file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Directive {
+    /// Its line, from 1.
+    line: usize,
+    /// Its kind.
+    kind: Kind,
+    /// What follows the kind, trimmed: `path[:anchor|:range] [attributes]`.
+    target: String,
+    /// The whole directive as written.
+    text: String,
+}
+
+/// Finds the directives in `text` the way mdBook's link regex does: `{{`, optional
+/// whitespace, `#kind`, whitespace, a target without `}`, `}}`. A `\{{#` starts an escaped
+/// directive that runs to the last `}}` on its line and is skipped. Kinds other than those in
+/// [`Kind`] (such as `title`) are skipped too.
+fn find_directives(text: &str) -> Vec<Directive> {
+    let bytes = text.as_bytes();
+    let mut found = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i..].starts_with(b"\\{{#") {
+            let eol = text[i..].find('\n').map_or(text.len(), |p| i + p);
+            if let Some(p) = text[i + 4..eol].rfind("}}") {
+                i += 4 + p + 2;
+                continue;
+            }
+        } else if bytes[i..].starts_with(b"{{")
+            && let Some((end, kind, target)) = parse_directive(text, i + 2)
+        {
+            if let Some(kind) = kind {
+                found.push(Directive {
+                    line: 1 + text[..i].matches('\n').count(),
+                    kind,
+                    target: target.trim().to_string(),
+                    text: text[i..end].to_string(),
+                });
+            }
+            i = end;
+            continue;
+        }
+        i += 1;
+    }
+    found
+}
+
+/// Parses a directive whose `{{` ends just before `start`. Returns the byte offset after its
+/// `}}`, its kind (`None` for kinds this check ignores) and its raw target.
+fn parse_directive(text: &str, start: usize) -> Option<(usize, Option<Kind>, &str)> {
+    let bytes = text.as_bytes();
+    let mut i = start;
+    while i < bytes.len() && bytes[i].is_ascii_whitespace() {
+        i += 1;
+    }
+    if bytes.get(i) != Some(&b'#') {
+        return None;
+    }
+    i += 1;
+    let kind_start = i;
+    while i < bytes.len() && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_') {
+        i += 1;
+    }
+    let kind = &text[kind_start..i];
+    if kind.is_empty() || !bytes.get(i).is_some_and(u8::is_ascii_whitespace) {
+        return None;
+    }
+    let target_start = i + 1;
+    let target_end = target_start + text[target_start..].find('}')?;
+    if target_end == target_start || !text[target_end..].starts_with("}}") {
+        return None;
+    }
+    let kind = match kind {
+        "include" => Some(Kind::Include),
+        "rustdoc_include" => Some(Kind::RustdocInclude),
+        "playground" | "playpen" => Some(Kind::Playground),
+        _ => None,
+    };
+    Some((target_end + 2, kind, &text[target_start..target_end]))
+}
+
+/// What part of a file a directive selects.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Selection {
+    /// The whole file.
+    All,
+    /// The lines between `ANCHOR: name` and `ANCHOR_END: name`.
+    Anchor(String),
+    /// Lines `start..=end` (from 1); `end: None` means to the end of the file.
+    Lines {
+        /// First line, from 1.
+        start: usize,
+        /// Last line, inclusive.
+        end: Option<usize>,
+    },
+}
+
+/// Splits `path[:anchor|:range]` as mdBook does: the first `:` ends the path; then a number
+/// (or nothing) starts a line range, anything else is an anchor name.
+fn parse_path(spec: &str) -> (&str, Selection) {
+    let Some((path, rest)) = spec.split_once(':') else {
+        return (spec, Selection::All);
+    };
+    let mut parts = rest.splitn(3, ':');
+    let first = parts.next().unwrap_or("");
+    let start = match first.parse::<usize>() {
+        Ok(n) => Some(n),
+        Err(_) if first.is_empty() => None,
+        Err(_) => return (path, Selection::Anchor(first.to_string())),
+    };
+    let end = parts.next().map(str::parse::<usize>);
+    let selection = match (start, end) {
+        (Some(start), Some(Ok(end))) => Selection::Lines {
+            start,
+            end: Some(end),
+        },
+        (Some(start), Some(Err(_))) => Selection::Lines { start, end: None },
+        (Some(start), None) => Selection::Lines {
+            start,
+            end: Some(start),
+        },
+        (None, Some(Ok(end))) => Selection::Lines {
+            start: 1,
+            end: Some(end),
+        },
+        (None, _) => Selection::All,
+    };
+    (path, selection)
+}
+
+/// Checks one directive found in a markdown file that lives in `dir`.
+fn check_directive(dir: &Path, directive: &Directive) -> Result<(), String> {
+    let spec = directive.target.split_whitespace().next().unwrap_or("");
+    if spec.is_empty() {
+        return Err("no path given".to_string());
+    }
+    let (path, selection) = match directive.kind {
+        Kind::Include | Kind::RustdocInclude => parse_path(spec),
+        Kind::Playground => (spec, Selection::All),
+    };
+    let full = dir.join(path);
+    if full.is_dir() {
+        return Err(format!("`{path}` is a directory"));
+    }
+    let content = match fs::read_to_string(&full) {
+        Ok(content) => content,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            return Err(format!(
+                "file `{path}` not found (resolved to {})",
+                tidy(&full).display()
+            ));
+        }
+        Err(e) => return Err(format!("cannot read `{path}`: {e}")),
+    };
+    match selection {
+        Selection::All => {
+            if content.trim().is_empty() {
+                Err(format!("`{path}` is empty"))
+            } else {
+                Ok(())
+            }
+        }
+        Selection::Anchor(name) => {
+            check_anchor(&content, &name).map_err(|e| format!("{e} in `{path}`"))
+        }
+        Selection::Lines { start, end } => {
+            check_lines(&content, start, end).map_err(|e| format!("{e} in `{path}`"))
+        }
+    }
+}
+
+/// `path` with `.` and `name/..` components removed, for messages.
+fn tidy(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::CurDir => {}
+            Component::ParentDir
+                if matches!(out.components().next_back(), Some(Component::Normal(_))) =>
+            {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// The name of the first `MARKER name` in `line` (`marker` is `ANCHOR:` or `ANCHOR_END:`),
+/// matching mdBook's `ANCHOR:\s*([\w_-]+)`.
+fn anchor_name<'a>(line: &'a str, marker: &str) -> Option<&'a str> {
+    line.match_indices(marker).find_map(|(at, _)| {
+        let rest = line[at + marker.len()..].trim_start();
+        let len = rest
+            .find(|c: char| !(c.is_alphanumeric() || c == '_' || c == '-'))
+            .unwrap_or(rest.len());
+        (len > 0).then(|| &rest[..len])
+    })
+}
+
+/// Checks that `content` has a non-blank anchor `name`, defined once.
+fn check_anchor(content: &str, name: &str) -> Result<(), String> {
+    let mut open: Option<usize> = None;
+    let mut closed: Option<(usize, usize)> = None;
+    let mut has_text = false;
+    for (index, line) in content.lines().enumerate() {
+        let number = index + 1;
+        let starts = anchor_name(line, "ANCHOR:");
+        let ends = anchor_name(line, "ANCHOR_END:");
+        if let Some((first, _)) = closed {
+            if starts == Some(name) {
+                return Err(format!(
+                    "anchor `{name}` opens twice (lines {first} and {number}; mdBook uses only the first)"
+                ));
+            }
+        } else if let Some(start) = open {
+            if ends == Some(name) {
+                closed = Some((start, number));
+            } else if starts.is_none() && ends.is_none() && !line.trim().is_empty() {
+                has_text = true;
+            }
+        } else if starts == Some(name) {
+            open = Some(number);
+        }
+    }
+    match (open, closed) {
+        (None, _) => Err(format!("no `ANCHOR: {name}`")),
+        (Some(start), None) => Err(format!(
+            "`ANCHOR: {name}` at line {start} has no `ANCHOR_END: {name}` after it"
+        )),
+        (Some(_), Some((start, end))) if !has_text => Err(format!(
+            "anchor `{name}` (lines {start}-{end}) holds only blank or marker lines"
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// Checks that `content` has lines `start..=end` (from 1; `None`: to the end) and that they
+/// are not all blank.
+fn check_lines(content: &str, start: usize, end: Option<usize>) -> Result<(), String> {
+    let lines: Vec<&str> = content.lines().collect();
+    let shown = match end {
+        Some(end) if end == start => format!("line {start}"),
+        Some(end) => format!("lines {start}-{end}"),
+        None => format!("lines {start}-"),
+    };
+    if start == 0 {
+        return Err(format!("{shown}: line numbers start at 1"));
+    }
+    let last = end.unwrap_or(lines.len());
+    if start > lines.len() || last > lines.len() {
+        return Err(format!(
+            "{shown}: the file has only {} line(s)",
+            lines.len()
+        ));
+    }
+    if last < start {
+        return Err(format!("{shown}: the range is empty"));
+    }
+    if lines[start - 1..last].iter().all(|l| l.trim().is_empty()) {
+        return Err(format!("{shown}: only blank lines"));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// A fresh directory under the system temp dir, removed on drop.
+    struct TempDir(PathBuf);
+
+    impl TempDir {
+        fn new() -> TempDir {
+            static NEXT: AtomicUsize = AtomicUsize::new(0);
+            let path = std::env::temp_dir().join(format!(
+                "xtask-book-test-{}-{}",
+                std::process::id(),
+                NEXT.fetch_add(1, Ordering::Relaxed)
+            ));
+            let _ = fs::remove_dir_all(&path);
+            fs::create_dir_all(&path).unwrap();
+            TempDir(path)
+        }
+
+        /// Writes `contents` to `rel`, creating parent directories.
+        fn write(&self, rel: &str, contents: &str) {
+            let path = self.0.join(rel);
+            fs::create_dir_all(path.parent().unwrap()).unwrap();
+            fs::write(path, contents).unwrap();
+        }
+
+        /// Runs the check on `src/` and returns `line: reason` for each problem.
+        fn problems(&self) -> Vec<String> {
+            let report = check_includes(&self.0.join("src")).unwrap();
+            report
+                .problems
+                .iter()
+                .map(|p| format!("{}: {}", p.line, p.reason))
+                .collect()
+        }
+    }
+
+    impl Drop for TempDir {
+        fn drop(&mut self) {
+            let _ = fs::remove_dir_all(&self.0);
+        }
+    }
+
+    const CODE: &str = "\
+fn before() {}
+// ANCHOR: good
+fn good() {}
+// ANCHOR: inner
+fn inner() {}
+// ANCHOR_END: inner
+// ANCHOR_END: good
+// ANCHOR: empty
+
+// ANCHOR: other
+// ANCHOR_END: other
+// ANCHOR_END: empty
+// ANCHOR: unclosed
+fn tail() {}
+";
+
+    fn with_code(chapter: &str) -> TempDir {
+        let dir = TempDir::new();
+        dir.write("code/lib.rs", CODE);
+        dir.write("src/ch/index.md", chapter);
+        dir
+    }
+
+    #[test]
+    fn good_anchor_passes() {
+        let dir = with_code("# Ch\n\n```rust\n{{#include ../../code/lib.rs:good}}\n```\n");
+        assert_eq!(dir.problems(), Vec::<String>::new());
+        let report = check_includes(&dir.0.join("src")).unwrap();
+        assert_eq!((report.files, report.directives), (1, 1));
+    }
+
+    #[test]
+    fn nested_anchor_passes() {
+        let dir = with_code("{{#include ../../code/lib.rs:inner}}\n");
+        assert_eq!(dir.problems(), Vec::<String>::new());
+    }
+
+    #[test]
+    fn missing_file_is_reported_with_its_line() {
+        let dir = with_code("a\nb\n{{#include ../../code/nope.rs:good}}\n");
+        let problems = dir.problems();
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert!(problems[0].starts_with("3: file `../../code/nope.rs` not found"));
+    }
+
+    #[test]
+    fn path_is_relative_to_the_markdown_file() {
+        // Relative to src/ (wrong) rather than src/ch/ (right).
+        let dir = with_code("{{#include ../code/lib.rs}}\n");
+        assert_eq!(dir.problems().len(), 1);
+    }
+
+    #[test]
+    fn missing_anchor_is_reported() {
+        let dir = with_code("{{#include ../../code/lib.rs:absent}}\n");
+        assert_eq!(
+            dir.problems(),
+            ["1: no `ANCHOR: absent` in `../../code/lib.rs`"]
+        );
+    }
+
+    #[test]
+    fn anchor_name_must_match_exactly() {
+        // `goo` is a prefix of `good`, not an anchor.
+        let dir = with_code("{{#include ../../code/lib.rs:goo}}\n");
+        assert_eq!(dir.problems().len(), 1);
+    }
+
+    #[test]
+    fn empty_anchor_is_reported() {
+        // Holds a blank line and the markers of another anchor, which mdBook drops.
+        let dir = with_code("{{#include ../../code/lib.rs:empty}}\n");
+        let problems = dir.problems();
+        assert_eq!(problems.len(), 1);
+        assert!(
+            problems[0].contains("only blank or marker lines"),
+            "{problems:?}"
+        );
+    }
+
+    #[test]
+    fn unclosed_anchor_is_reported() {
+        let dir = with_code("{{#include ../../code/lib.rs:unclosed}}\n");
+        let problems = dir.problems();
+        assert_eq!(problems.len(), 1);
+        assert!(
+            problems[0].contains("no `ANCHOR_END: unclosed`"),
+            "{problems:?}"
+        );
+    }
+
+    #[test]
+    fn duplicate_anchor_is_reported() {
+        let dir = TempDir::new();
+        dir.write(
+            "code/dup.rs",
+            "// ANCHOR: a\nx\n// ANCHOR_END: a\n// ANCHOR: a\ny\n// ANCHOR_END: a\n",
+        );
+        dir.write("src/a.md", "{{#include ../code/dup.rs:a}}\n");
+        let problems = dir.problems();
+        assert_eq!(problems.len(), 1);
+        assert!(problems[0].contains("opens twice"), "{problems:?}");
+    }
+
+    #[test]
+    fn line_ranges() {
+        // CODE has 14 lines; line 9 is blank.
+        let dir = with_code(
+            "{{#include ../../code/lib.rs:1:3}}\n\
+             {{#include ../../code/lib.rs:2:}}\n\
+             {{#include ../../code/lib.rs:3}}\n\
+             {{#include ../../code/lib.rs::2}}\n\
+             {{#include ../../code/lib.rs:14:14}}\n\
+             {{#include ../../code/lib.rs:10:20}}\n\
+             {{#include ../../code/lib.rs:15:}}\n\
+             {{#include ../../code/lib.rs:5:4}}\n\
+             {{#include ../../code/lib.rs:9}}\n\
+             {{#include ../../code/lib.rs:0:2}}\n",
+        );
+        assert_eq!(
+            dir.problems(),
+            [
+                "6: lines 10-20: the file has only 14 line(s) in `../../code/lib.rs`",
+                "7: lines 15-: the file has only 14 line(s) in `../../code/lib.rs`",
+                "8: lines 5-4: the range is empty in `../../code/lib.rs`",
+                "9: line 9: only blank lines in `../../code/lib.rs`",
+                "10: lines 0-2: line numbers start at 1 in `../../code/lib.rs`",
+            ]
+        );
+    }
+
+    #[test]
+    fn whole_file_include() {
+        let dir = with_code("{{#include ../../code/lib.rs}}\n{{#include ../../code/blank.rs}}\n");
+        dir.write("code/blank.rs", "\n  \n");
+        assert_eq!(dir.problems(), ["2: `../../code/blank.rs` is empty"]);
+    }
+
+    #[test]
+    fn escaped_include_is_skipped() {
+        let dir = with_code(
+            "Write `\\{{#include path/to/file.rs:anchor}}` to include code.\n\
+             \\{{#include nope.rs}} and \\{{#include nope2.rs}}\n",
+        );
+        assert_eq!(dir.problems(), Vec::<String>::new());
+        let report = check_includes(&dir.0.join("src")).unwrap();
+        assert_eq!(report.directives, 0);
+    }
+
+    #[test]
+    fn rustdoc_include_and_playground_are_checked() {
+        let dir = with_code(
+            "{{#rustdoc_include ../../code/lib.rs:good}}\n\
+             {{#rustdoc_include ../../code/lib.rs:absent}}\n\
+             {{#playground ../../code/lib.rs editable}}\n\
+             {{#playground ../../code/gone.rs}}\n\
+             {{#title Not a file}}\n",
+        );
+        let problems = dir.problems();
+        assert_eq!(problems.len(), 2, "{problems:?}");
+        assert!(problems[0].starts_with("2: no `ANCHOR: absent`"));
+        assert!(problems[1].starts_with("4: file `../../code/gone.rs` not found"));
+    }
+
+    #[test]
+    fn directive_syntax() {
+        let found = find_directives(
+            "x {{ #include  a.rs:b }} y {{#include c.rs}}\n{{#include}}\n{{#include d.rs",
+        );
+        let targets: Vec<_> = found.iter().map(|d| (d.line, d.target.as_str())).collect();
+        assert_eq!(targets, [(1, "a.rs:b"), (1, "c.rs")]);
+        assert_eq!(found[0].text, "{{ #include  a.rs:b }}");
+    }
+
+    #[test]
+    fn parse_path_forms() {
+        assert_eq!(parse_path("a.rs"), ("a.rs", Selection::All));
+        assert_eq!(
+            parse_path("a.rs:x-1"),
+            ("a.rs", Selection::Anchor("x-1".into()))
+        );
+        assert_eq!(
+            parse_path("a.rs:3"),
+            (
+                "a.rs",
+                Selection::Lines {
+                    start: 3,
+                    end: Some(3)
+                }
+            )
+        );
+        assert_eq!(
+            parse_path("a.rs:3:"),
+            (
+                "a.rs",
+                Selection::Lines {
+                    start: 3,
+                    end: None
+                }
+            )
+        );
+        assert_eq!(
+            parse_path("a.rs::4"),
+            (
+                "a.rs",
+                Selection::Lines {
+                    start: 1,
+                    end: Some(4)
+                }
+            )
+        );
+    }
+
+    #[test]
+    fn anchor_markers() {
+        assert_eq!(
+            anchor_name("// ANCHOR: ex1-insert", "ANCHOR:"),
+            Some("ex1-insert")
+        );
+        assert_eq!(
+            anchor_name("    # ANCHOR:tail rest", "ANCHOR:"),
+            Some("tail")
+        );
+        assert_eq!(anchor_name("// ANCHOR_END: a", "ANCHOR:"), None);
+        assert_eq!(anchor_name("// ANCHOR_END: a", "ANCHOR_END:"), Some("a"));
+        assert_eq!(anchor_name("// ANCHOR: ", "ANCHOR:"), None);
+    }
+
+    #[test]
+    fn tidy_paths() {
+        assert_eq!(
+            tidy(Path::new("/a/b/src/../../c/./d.rs")),
+            Path::new("/a/c/d.rs")
+        );
+        assert_eq!(tidy(Path::new("../x/../y")), Path::new("../y"));
+    }
+
+    #[test]
+    fn tool_versions() {
+        assert!(version_matches("mdbook v0.5.4", "0.5.4"));
+        assert!(version_matches("mdbook-mermaid 0.17.1", "0.17.1"));
+        assert!(!version_matches("mdbook v0.4.52", "0.5.4"));
+        assert!(!version_matches("mdbook v0.5.40", "0.5.4"));
+    }
+}
