@@ -6,6 +6,7 @@
 
 use crate::index::BoxError;
 
+// ANCHOR: key_error
 /// Mirrors client-go's `KeyError`: a key function could not make a key for an object.
 #[derive(Debug, thiserror::Error)]
 #[error("couldn't create key for object {object}: {cause}")]
@@ -26,6 +27,7 @@ impl KeyError {
         }
     }
 }
+// ANCHOR_END: key_error
 
 /// A store key that is neither `name` nor `namespace/name`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -35,6 +37,7 @@ pub struct InvalidKeyError {
     pub key: String,
 }
 
+// ANCHOR: store_error
 /// Everything that can go wrong in a stage 1 store.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -67,4 +70,10 @@ pub enum StoreError {
         #[source]
         cause: BoxError,
     },
+
+    /// A store that builds on this one (a queue, a cache) refused the write for its own reason,
+    /// for example a transform function that failed.
+    #[error(transparent)]
+    Other(BoxError),
 }
+// ANCHOR_END: store_error

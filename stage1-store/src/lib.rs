@@ -13,7 +13,7 @@
 //! | `storeIndex`, `updateIndices`, `updateSingleIndex` | private `StoreIndex`, `update_indices`, `update_single_index` |
 //! | `IndexFunc`, `Indexers`, `Indices`, `Index` (index.go) | [`IndexFunc`], [`Indexers`], [`Indices`], [`Index`] |
 //! | `MetaNamespaceIndexFunc`, `NamespaceIndex` | [`meta_namespace_index_func`], [`NAMESPACE_INDEX`] |
-//! | `Store`, `KeyLister`, `KeyGetter`, `KeyListerGetter` (store.go) | [`Store`], [`KeyLister`], [`KeyGetter`], [`KeyListerGetter`] |
+//! | `Store` (store.go); `KeyLister`, `KeyGetter`, `KeyListerGetter` (delta_fifo.go) | [`Store`], [`KeyLister`], [`KeyGetter`], [`KeyListerGetter`] |
 //! | `Indexer` (index.go) | [`Indexer`] |
 //! | `cache`, `NewStore`, `NewIndexer` | [`Cache`], [`new_store`], [`new_indexer`] |
 //! | `KeyFunc`, `MetaNamespaceKeyFunc`, `SplitMetaNamespaceKey` | [`KeyFunc`], [`meta_namespace_key_func`], [`split_meta_namespace_key`] |

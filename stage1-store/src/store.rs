@@ -1,9 +1,10 @@
 //! The store interfaces, key functions, and the keyed store.
 //!
-//! Mirrors client-go's [`tools/cache/store.go`]: the `Store`, `KeyLister`, `KeyGetter` and
-//! `KeyListerGetter` interfaces, `KeyFunc`, `MetaNamespaceKeyFunc`, `SplitMetaNamespaceKey`, and
-//! the `cache` struct behind `NewStore` and `NewIndexer` (here [`Cache`]). The `Indexer` interface
-//! comes from [`tools/cache/index.go`].
+//! Mirrors client-go's [`tools/cache/store.go`]: the `Store` interface, `KeyFunc`,
+//! `MetaNamespaceKeyFunc`, `SplitMetaNamespaceKey`, and the `cache` struct behind `NewStore` and
+//! `NewIndexer` (here [`Cache`]). The `Indexer` interface comes from [`tools/cache/index.go`], and
+//! `KeyLister`, `KeyGetter` and `KeyListerGetter` from `delta_fifo.go`, where client-go declares
+//! them for the DeltaFIFO's known objects.
 //!
 //! [`tools/cache/store.go`]: https://github.com/kubernetes/client-go/blob/master/tools/cache/store.go
 //! [`tools/cache/index.go`]: https://github.com/kubernetes/client-go/blob/master/tools/cache/index.go
@@ -91,6 +92,7 @@ pub struct Cache<T> {
 }
 // ANCHOR_END: cache
 
+// ANCHOR: constructors
 /// Mirrors client-go's `NewStore`: a store without indexes.
 pub fn new_store<T>(key_func: KeyFunc<T>) -> Cache<T> {
     new_indexer(key_func, Indexers::new())
@@ -143,6 +145,8 @@ where
         )
     }
 }
+
+// ANCHOR_END: constructors
 
 impl<T> std::fmt::Debug for Cache<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

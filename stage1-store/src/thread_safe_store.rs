@@ -129,6 +129,7 @@ impl<T> ThreadSafeStore<T> {
     }
     // ANCHOR_END: add
 
+    // ANCHOR: delete
     /// Mirrors `threadSafeMap.Delete`: removes `key` and its index entries. Deleting a missing key
     /// is a no-op.
     pub fn delete(&self, key: &str) -> Result<(), StoreError> {
@@ -145,6 +146,7 @@ impl<T> ThreadSafeStore<T> {
         map.items.remove(&key);
         Ok(())
     }
+    // ANCHOR_END: delete
 
     /// Mirrors `threadSafeMap.Get`.
     pub fn get(&self, key: &str) -> Option<Arc<T>> {
@@ -353,6 +355,7 @@ impl<T> StoreIndex<T> {
     // ANCHOR_END: update_indices
 }
 
+// ANCHOR: update_single_index
 /// Mirrors `storeIndex.updateSingleIndex` (after the index values are known): moves `key` from
 /// the sets of `old_values` to the sets of `new_values` within one index.
 ///
@@ -380,7 +383,9 @@ fn update_single_index(
     }
     // ANCHOR_END: ex1-update-index
 }
+// ANCHOR_END: update_single_index
 
+// ANCHOR: index_helpers
 /// Mirrors `storeIndex.addKeyToIndex`.
 fn add_key_to_index(index: &mut Index, key: &Arc<str>, value: &str) {
     match index.get_mut(value) {
@@ -402,7 +407,9 @@ fn delete_key_from_index(index: &mut Index, key: &str, value: &str) {
         }
     }
 }
+// ANCHOR_END: index_helpers
 
+// ANCHOR: keys_for_values
 /// The keys in `index` under any of `values`, each once.
 ///
 /// Mirrors the set logic of `storeIndex.getKeysFromIndex`: a single value needs no
@@ -429,6 +436,7 @@ fn keys_for_values<'i>(index: Option<&'i Index>, values: &[Cow<'_, str>]) -> Vec
     }
     // ANCHOR_END: ex1-index-query
 }
+// ANCHOR_END: keys_for_values
 
 /// Computes one index from scratch for every item.
 fn build_indices<T>(
@@ -448,6 +456,7 @@ fn build_indices<T>(
     Ok(indices)
 }
 
+// ANCHOR: call_index_func
 /// Runs a user's index function, turning an error or a panic into [`StoreError::IndexFunc`].
 fn call_index_func<'a, T>(
     name: &str,
@@ -473,3 +482,4 @@ fn call_index_func<'a, T>(
         }
     }
 }
+// ANCHOR_END: call_index_func

@@ -1,0 +1,48 @@
+//! What the informer needs from a queue, whichever implementation it runs on.
+//!
+//! Mirrors client-go's `Queue` interface (fifo.go) and `TransformFunc` (delta_fifo.go).
+
+use std::future::Future;
+use std::sync::Arc;
+
+use stage1_store::{BoxError, KeyListerGetter, Store};
+
+use crate::delta::Deltas;
+use crate::error::PopError;
+
+/// Mirrors client-go's `TransformFunc`: rewrites an object before it is queued, typically to
+/// strip fields nobody reads (managed fields, big annotations) and save memory.
+///
+/// It runs once per object on enqueue, never on tombstones and never on resync `Sync` deltas
+/// (those objects went through it already).
+pub type TransformFunc<T> = Arc<dyn Fn(Arc<T>) -> Result<Arc<T>, BoxError> + Send + Sync>;
+
+/// The informer's view of its known objects: normally its indexer.
+pub type KnownObjects<T> = Arc<dyn KeyListerGetter<T>>;
+
+// ANCHOR: queue_trait
+/// Mirrors client-go's `Queue`: a [`Store`] the Reflector writes into, that a consumer pops from.
+///
+/// Both [`DeltaFifo`](crate::DeltaFifo) and [`RealFifo`](crate::RealFifo) implement it, so stage
+/// 4's informer can run on either.
+pub trait Queue<T>: Store<T> {
+    /// Waits until an item is queued (or the queue is closed), removes it, and passes it to
+    /// `process` together with `is_in_initial_list` (true while the first relist is still being
+    /// popped). `process` runs under the queue's lock, so it can update the known-objects store
+    /// without racing a concurrent `replace`. Its result is returned; the item is never requeued.
+    fn pop<R, E, F>(&self, process: F) -> impl Future<Output = Result<R, PopError<E>>> + Send
+    where
+        F: FnOnce(Deltas<T>, bool) -> Result<R, E> + Send,
+        R: Send,
+        E: Send;
+
+    /// Whether the first relist has been popped completely (or a write came before any relist).
+    fn has_synced(&self) -> bool;
+
+    /// Closes the queue: blocked and future pops return [`PopError::Closed`] once it is empty.
+    fn close(&self);
+
+    /// Whether `close` was called.
+    fn is_closed(&self) -> bool;
+}
+// ANCHOR_END: queue_trait
