@@ -30,6 +30,7 @@ use crate::delta::{Delta, DeltaObject, DeltaType, Deltas};
 use crate::error::{FifoError, PopError};
 use crate::queue::{KnownObjects, Queue, TransformFunc};
 
+// ANCHOR: options
 /// Mirrors client-go's `DeltaFIFOOptions`.
 #[must_use]
 pub struct DeltaFifoOptions<T> {
@@ -44,6 +45,7 @@ pub struct DeltaFifoOptions<T> {
     /// Rewrites each object as it is queued.
     pub transformer: Option<TransformFunc<T>>,
 }
+// ANCHOR_END: options
 
 impl<T> DeltaFifoOptions<T> {
     /// Options with only a key function.
@@ -235,6 +237,7 @@ impl<T: Send + Sync + 'static> DeltaFifo<T> {
     }
     // ANCHOR_END: queue_action_locked
 
+    // ANCHOR: delete
     /// Mirrors `DeltaFIFO.Delete`: queues a `Deleted` delta, unless the key is neither queued nor
     /// known (then it was already deleted, for example by a relist, and a second report would be
     /// wrong). Without known objects, "not queued" alone decides.
@@ -258,6 +261,7 @@ impl<T: Send + Sync + 'static> DeltaFifo<T> {
             false,
         )
     }
+    // ANCHOR_END: delete
 
     // ANCHOR: replace
     /// Mirrors `DeltaFIFO.Replace`: what a relist does.
@@ -425,11 +429,14 @@ impl<T: Send + Sync + 'static> DeltaFifo<T> {
     }
 }
 
+// ANCHOR: has_synced_locked
 /// Mirrors `hasSynced_locked`: the first relist was fully popped, or a write came first.
 fn has_synced_locked<T>(state: &FifoState<T>) -> bool {
     state.populated && state.initial_population_count == 0
 }
+// ANCHOR_END: has_synced_locked
 
+// ANCHOR: take_front
 /// The part of `Pop` that runs under the lock: take the front key and its deltas, and count
 /// down the initial population. Returns the deltas and whether they belong to the initial list.
 fn take_front<T>(state: &mut FifoState<T>) -> Option<(Deltas<T>, bool)> {
@@ -447,7 +454,9 @@ fn take_front<T>(state: &mut FifoState<T>) -> Option<(Deltas<T>, bool)> {
     None
     // ANCHOR_END: ex2-pop
 }
+// ANCHOR_END: take_front
 
+// ANCHOR: dedup_deltas
 /// Mirrors `dedupDeltas` and `isDeletionDup`: when the last two deltas are both deletions, keep
 /// one. If the older one is a tombstone, the newer one wins (it knows more); otherwise the older
 /// one stays.
@@ -472,6 +481,7 @@ pub fn dedup_deltas<T>(deltas: &mut Deltas<T>) {
     }
     // ANCHOR_END: ex2-dedup
 }
+// ANCHOR_END: dedup_deltas
 
 impl<T: Send + Sync + 'static> KeyLister for DeltaFifo<T> {
     fn list_keys(&self) -> Vec<Arc<str>> {
