@@ -18,12 +18,6 @@ pub enum FifoError {
         #[source]
         source: BoxError,
     },
-
-    /// A non-atomic `RealFifo` needs a known-objects store to detect deletions on replace.
-    #[error(
-        "a non-atomic RealFifo needs known_objects (the informer's indexer); pass one, or use atomic mode"
-    )]
-    MissingKnownObjects,
 }
 
 impl From<FifoError> for StoreError {
