@@ -9,6 +9,9 @@
 //!   `TestPagingPodsLW`, so only the first list pages; every later list is a single page of
 //!   100 pods. This is the work behind client-go's 1.18 ms/op figure.
 //! - `reflector_list/build_and_drop_100_pods`: only the fixture, for reference.
+//!
+//! `cargo bench -p stage3-reflector --bench reflector_list --features bench-mimalloc` runs the
+//! same on mimalloc instead of the system allocator.
 
 use std::collections::BTreeMap;
 use std::hint::black_box;
@@ -28,6 +31,11 @@ use stage3_reflector::{
     Error, ListOptions, ListPage, ListerWatcher, Reflector, ReflectorOptions, Watch, WatchOptions,
 };
 use tokio_util::sync::CancellationToken;
+
+/// With `--features bench-mimalloc`, the whole bench runs on mimalloc.
+#[cfg(feature = "bench-mimalloc")]
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 const ITEMS_PER_PAGE: usize = 100;
 const PAGES: usize = 3;

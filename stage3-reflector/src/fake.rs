@@ -125,7 +125,14 @@ struct Shared<K> {
     changed: Notify,
 }
 
-/// A fake API server for one resource type; see the [module docs](self).
+/// A fake API server for one resource type, for tests, exercises and benches.
+///
+/// It holds objects under a resource-version counter, pages lists with continue tokens, and
+/// replays history to watches that start from an older version. A test can script the next
+/// replies ([`ListReply`], [`WatchReply`]), inject events and errors ([`emit`](Self::emit) and
+/// friends), expire continue tokens, compact history, and read back every call with its
+/// options ([`calls`](Self::calls)). Waits such as [`wait_for_calls`](Self::wait_for_calls)
+/// wait as long as it takes: wrap them in `tokio::time::timeout`.
 ///
 /// Cloning gives another handle to the same fake, so a test can keep one while the reflector
 /// owns another.

@@ -42,7 +42,14 @@ use crate::error::Error;
 use crate::listwatch::{ListOptions, ListPage, ListerWatcher, ResourceVersionMatch, WatchOptions};
 use crate::watch::{Bookmark, Watch, WatchEvent, WatchItem};
 
-/// Lists and watches `K` through a kube [`Client`]; see the [module docs](self).
+/// Lists and watches `K` through a kube [`Client`], like client-go's
+/// `NewFilteredListWatchFromClient`.
+///
+/// Build the client with [`KubeListerWatcher::client`]: kube's default client retries 429, 503
+/// and 504 by itself, which would hide them from the reflector. Statuses the server sends become
+/// [`Error::from_status`] (so a 410 is [`Error::Expired`]); a watch event whose object has
+/// another `apiVersion` or `kind` becomes [`Error::UnexpectedType`]. A list from `"0"` with a
+/// limit sends `resourceVersion=0`, as client-go does (kube alone would leave it out).
 pub struct KubeListerWatcher<K> {
     client: Client,
     request: Request,

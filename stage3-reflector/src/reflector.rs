@@ -403,6 +403,17 @@ enum AfterWatch {
 /// `DeltaFifo`, or any other [`Store`]). Share the reflector through an `Arc` to read
 /// [`last_sync_resource_version`](Reflector::last_sync_resource_version) or
 /// [`phase`](Reflector::phase) while [`run`](Reflector::run) is going.
+///
+/// # Recovery
+/// - A watch that ends normally is reopened from the last version, without a list.
+/// - A watch that ends within a second without events, with 410, or with any other error makes
+///   the reflector back off and list again (from the last version; from `""` if the server
+///   refuses that version as expired or too large).
+/// - Connection refused and 429 back off and reopen the watch without a list.
+/// - Internal errors (500) reopen the watch at once for up to
+///   [`ReflectorOptions::max_internal_error_retry_duration`] (off by default).
+///
+/// Every error is passed to the watch error handler (by default a log line).
 pub struct Reflector<T, L, S> {
     name: String,
     type_description: String,

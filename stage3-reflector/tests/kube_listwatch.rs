@@ -235,6 +235,25 @@ async fn a_410_list_is_an_expired_error_and_other_codes_are_kept() {
 }
 
 #[tokio::test]
+async fn a_504_too_large_resource_version_reaches_the_caller_at_once() {
+    let body = r#"{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"Timeout: Too large resource version: 99, current: 10","reason":"Timeout","details":{"causes":[{"reason":"ResourceVersionTooLarge","message":"Too large resource version"}],"retryAfterSeconds":1},"code":504}"#;
+    let server = TestServer::start(move |_| Reply::Json(504, body.to_string())).await;
+    let error = tokio::time::timeout(
+        WAIT,
+        server.lister().list(ListOptions {
+            resource_version: "99".to_string(),
+            ..ListOptions::default()
+        }),
+    )
+    .await
+    .expect("no client-side retries: the error arrives at once")
+    .expect_err("504");
+    assert!(error.is_too_large_resource_version(), "{error}");
+    assert_eq!(error.code(), Some(504));
+    assert_eq!(server.targets().len(), 1, "exactly one request");
+}
+
+#[tokio::test]
 async fn watch_events_are_decoded_and_an_object_of_another_type_is_reported() {
     let service =
         r#"{"apiVersion":"v1","kind":"Service","metadata":{"name":"web","resourceVersion":"6"}}"#;

@@ -1014,6 +1014,18 @@ mod ex3_streaming_list {
         assert_eq!(reported.kinds(), ["Api(429)"]);
         assert!(elapsed >= Duration::from_millis(800), "{elapsed:?}");
     }
+
+    #[tokio::test(start_paused = true)]
+    async fn shutdown_during_the_stream_leaves_no_watch_behind() {
+        let fake = fake_with(&["a"]);
+        let options = ReflectorOptions::default().list_mode(ListMode::WatchList);
+        let (reflector, _store) = reflector(&fake, options);
+        drive(&reflector, async {
+            within("the stream", fake.wait_for_watch_calls(1)).await;
+        })
+        .await;
+        assert_eq!(fake.open_watches(), 0);
+    }
 }
 
 mod backoff {
@@ -1223,17 +1235,5 @@ mod shutdown {
         .await;
         assert_eq!(cancelled.elapsed(), Duration::ZERO);
         assert_eq!(fake.calls().len(), 1);
-    }
-
-    #[tokio::test(start_paused = true)]
-    async fn a_stopped_streaming_list_leaves_no_watch_behind() {
-        let fake = fake_with(&["a"]);
-        let options = ReflectorOptions::default().list_mode(stage3_reflector::ListMode::WatchList);
-        let (reflector, _store) = reflector(&fake, options);
-        drive(&reflector, async {
-            within("the stream", fake.wait_for_watch_calls(1)).await;
-        })
-        .await;
-        assert_eq!(fake.open_watches(), 0);
     }
 }

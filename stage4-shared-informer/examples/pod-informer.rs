@@ -14,6 +14,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::Pod;
+use stage3_reflector::KubeListerWatcher;
 use stage4_shared_informer::{
     DeletedObject, KubeSource, ResourceEventHandler, ResourceEventHandlerFuncs,
     SharedInformerFactory, parse_label_selector,
@@ -65,11 +66,13 @@ impl ResourceEventHandler<Pod> for PrintEverything {
     }
 }
 
+/// A client for informers: kube's own retry layer off, so 429 and 504 reach the Reflector.
 async fn client(server: Option<String>) -> Result<kube::Client, Box<dyn std::error::Error>> {
-    Ok(match server {
-        Some(url) => kube::Client::try_from(kube::Config::new(url.parse()?))?,
-        None => kube::Client::try_default().await?,
-    })
+    let config = match server {
+        Some(url) => kube::Config::new(url.parse()?),
+        None => kube::Config::infer().await?,
+    };
+    Ok(KubeListerWatcher::<Pod>::client(config)?)
 }
 
 #[tokio::main]

@@ -66,7 +66,9 @@ pub struct KubeSource {
 }
 
 impl KubeSource {
-    /// A source that talks to the API server behind `client`.
+    /// A source that talks to the API server behind `client`. Build the client with
+    /// [`KubeListerWatcher::client`], which turns kube's own retries off so that 429 and 504
+    /// reach the Reflector.
     pub fn new(client: kube::Client) -> Self {
         Self { client }
     }
