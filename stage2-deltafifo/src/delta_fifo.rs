@@ -28,7 +28,7 @@ use tokio::sync::Notify;
 
 use crate::delta::{Delta, DeltaObject, DeltaType, Deltas};
 use crate::error::{FifoError, PopError};
-use crate::queue::{KnownObjects, Queue, TransformFunc};
+use crate::queue::{KnownObjects, TransformFunc};
 
 // ANCHOR: options
 /// Mirrors client-go's `DeltaFIFOOptions`.
@@ -540,28 +540,4 @@ impl<T: Send + Sync + 'static> Store<T> for DeltaFifo<T> {
     }
 }
 
-impl<T: Send + Sync + 'static> Queue<T> for DeltaFifo<T> {
-    fn pop<R, E, F>(
-        &self,
-        process: F,
-    ) -> impl std::future::Future<Output = Result<R, PopError<E>>> + Send
-    where
-        F: FnOnce(Deltas<T>, bool) -> Result<R, E> + Send,
-        R: Send,
-        E: Send,
-    {
-        DeltaFifo::pop(self, process)
-    }
-
-    fn has_synced(&self) -> bool {
-        DeltaFifo::has_synced(self)
-    }
-
-    fn close(&self) {
-        DeltaFifo::close(self)
-    }
-
-    fn is_closed(&self) -> bool {
-        DeltaFifo::is_closed(self)
-    }
-}
+crate::queue::impl_queue_via_inherent_methods!(DeltaFifo);

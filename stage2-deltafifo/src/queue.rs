@@ -46,3 +46,36 @@ pub trait Queue<T>: Store<T> {
     fn is_closed(&self) -> bool;
 }
 // ANCHOR_END: queue_trait
+
+/// Implements [`Queue`] for a queue type whose inherent `pop`, `has_synced`, `close` and
+/// `is_closed` already do the work (both of this crate's queues).
+macro_rules! impl_queue_via_inherent_methods {
+    ($queue:ident) => {
+        impl<T: Send + Sync + 'static> $crate::queue::Queue<T> for $queue<T> {
+            fn pop<R, E, F>(
+                &self,
+                process: F,
+            ) -> impl std::future::Future<Output = Result<R, $crate::error::PopError<E>>> + Send
+            where
+                F: FnOnce($crate::delta::Deltas<T>, bool) -> Result<R, E> + Send,
+                R: Send,
+                E: Send,
+            {
+                $queue::pop(self, process)
+            }
+
+            fn has_synced(&self) -> bool {
+                $queue::has_synced(self)
+            }
+
+            fn close(&self) {
+                $queue::close(self)
+            }
+
+            fn is_closed(&self) -> bool {
+                $queue::is_closed(self)
+            }
+        }
+    };
+}
+pub(crate) use impl_queue_via_inherent_methods;

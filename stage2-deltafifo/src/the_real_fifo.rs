@@ -27,7 +27,7 @@ use tokio::sync::Notify;
 
 use crate::delta::{Delta, DeltaObject, DeltaType, Deltas, ReplacedAllInfo};
 use crate::error::{FifoError, PopError};
-use crate::queue::{KnownObjects, Queue, TransformFunc};
+use crate::queue::{KnownObjects, TransformFunc};
 
 /// How a [`RealFifo`] reports relists and resyncs.
 pub enum RealFifoMode<T> {
@@ -462,28 +462,4 @@ impl<T: Send + Sync + 'static> Store<T> for RealFifo<T> {
     }
 }
 
-impl<T: Send + Sync + 'static> Queue<T> for RealFifo<T> {
-    fn pop<R, E, F>(
-        &self,
-        process: F,
-    ) -> impl std::future::Future<Output = Result<R, PopError<E>>> + Send
-    where
-        F: FnOnce(Deltas<T>, bool) -> Result<R, E> + Send,
-        R: Send,
-        E: Send,
-    {
-        RealFifo::pop(self, process)
-    }
-
-    fn has_synced(&self) -> bool {
-        RealFifo::has_synced(self)
-    }
-
-    fn close(&self) {
-        RealFifo::close(self)
-    }
-
-    fn is_closed(&self) -> bool {
-        RealFifo::is_closed(self)
-    }
-}
+crate::queue::impl_queue_via_inherent_methods!(RealFifo);
