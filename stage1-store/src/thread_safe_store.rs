@@ -399,6 +399,9 @@ fn add_key_to_index(index: &mut Index, key: &Arc<str>, value: &str) {
 }
 
 /// Mirrors `storeIndex.deleteKeyFromIndex`, including the removal of empty sets.
+// Its only caller is the exercise region `ex1-update-index`; while a learner has that region
+// stubbed it is unused, and the stubbed crate must still build without warnings.
+#[allow(dead_code)]
 fn delete_key_from_index(index: &mut Index, key: &str, value: &str) {
     if let Some(set) = index.get_mut(value) {
         set.remove(key);

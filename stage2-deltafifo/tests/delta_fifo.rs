@@ -246,6 +246,20 @@ mod replace_options {
     use pretty_assertions::assert_eq;
 
     #[tokio::test(start_paused = true)]
+    async fn an_empty_first_replace_is_synced_at_once() {
+        let f = fifo();
+        f.replace(vec![], "0").unwrap();
+        assert!(f.has_synced());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn resync_without_a_lister_does_nothing() {
+        let f = fifo();
+        f.resync().unwrap();
+        assert!(f.list_keys().is_empty());
+    }
+
+    #[tokio::test(start_paused = true)]
     async fn emit_delta_type_replaced_changes_sync_to_replaced() {
         // client-go's TestDeltaFIFO_ReplaceMakesDeletionsReplaced / ReplaceDeltaType.
         let known_store = known(&[obj("foo", 5), obj("bar", 6)]);
@@ -298,13 +312,6 @@ mod ex2_sync_key {
         assert_eq!(drain(&f, 1).await, vec![vec![s(Updated, "foo=6")]]);
         assert_blocks(&f).await;
     }
-
-    #[tokio::test(start_paused = true)]
-    async fn resync_without_a_lister_does_nothing() {
-        let f = fifo();
-        f.resync().unwrap();
-        assert!(f.list_keys().is_empty());
-    }
 }
 
 mod ex2_pop {
@@ -341,13 +348,6 @@ mod ex2_pop {
         assert!(!initial);
         // A later replace does not reset it.
         f.replace(vec![obj("b", 1)], "2").unwrap();
-        assert!(f.has_synced());
-    }
-
-    #[tokio::test(start_paused = true)]
-    async fn an_empty_first_replace_is_synced_at_once() {
-        let f = fifo();
-        f.replace(vec![], "0").unwrap();
         assert!(f.has_synced());
     }
 

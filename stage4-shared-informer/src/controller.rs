@@ -8,13 +8,13 @@ use std::time::Duration;
 
 use kube::Resource;
 use stage1_store::{BoxError, Cache, Store, StoreError};
-use stage2_deltafifo::{DeltaFifo, DeltaObject, DeltaType, Deltas, PopError, Queue, RealFifo};
+use stage2_deltafifo::{DeltaFifo, Deltas, PopError, Queue, RealFifo};
 use stage3_reflector::{
     ListerWatcher, Reflector, ReflectorOptions, ShouldResync, WatchErrorHandler,
 };
 use tokio_util::sync::CancellationToken;
 
-use crate::handler::{DeletedObject, ResourceEventHandler};
+use crate::handler::ResourceEventHandler;
 
 // ANCHOR: informer_queue
 /// The queue an informer runs on: client-go's DeltaFIFO, or the newer RealFIFO.
@@ -220,6 +220,9 @@ where
     H: ResourceEventHandler<K> + ?Sized,
 {
     // ANCHOR: ex4-process-deltas
+    use crate::handler::DeletedObject;
+    use stage2_deltafifo::{DeltaObject, DeltaType};
+
     for delta in deltas {
         match (delta.delta_type, delta.object) {
             (

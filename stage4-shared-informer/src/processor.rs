@@ -14,7 +14,6 @@ use std::time::Duration;
 
 use hashbrown::HashMap;
 use parking_lot::RwLock;
-use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
@@ -123,7 +122,7 @@ impl<K: Send + Sync + 'static> SharedProcessor<K> {
     /// resync, schedules the next resync of those that are, and says whether any is.
     pub(crate) fn should_resync(&self) -> bool {
         // ANCHOR: ex4-should-resync
-        let now = Instant::now();
+        let now = tokio::time::Instant::now();
         let mut state = self.state.write();
         let mut resync_needed = false;
         for (listener, is_syncing) in state.listeners.values_mut() {
@@ -163,6 +162,7 @@ impl<K: Send + Sync + 'static> SharedProcessor<K> {
             .values()
             .map(|(l, syncing)| ListenerStats {
                 id: l.id,
+                resync_due: l.should_resync(tokio::time::Instant::now()),
                 pending: l.pending(),
                 high_water_mark: l.high_water_mark(),
                 resync_period: l.resync_period(),
@@ -185,6 +185,8 @@ pub struct ListenerStats {
     pub resync_period: Duration,
     /// Whether the listener takes part in the current resync.
     pub is_syncing: bool,
+    /// Whether its next resync is due now (it will sync at the informer's next check).
+    pub resync_due: bool,
 }
 
 // ANCHOR: determine_resync_period

@@ -25,9 +25,17 @@ async fn bounded<F: std::future::Future>(what: &str, f: F) -> F::Output {
         .unwrap_or_else(|_| panic!("timed out: {what}"))
 }
 
-async fn until(what: &str, mut condition: impl FnMut() -> bool) {
+/// Waits for `condition`, failing at once if the informer's task has ended (for example because
+/// a stubbed exercise panicked inside it) instead of waiting out the bound.
+async fn until<T>(
+    what: &str,
+    run: Option<&tokio::task::JoinHandle<T>>,
+    mut condition: impl FnMut() -> bool,
+) {
     bounded(what, async {
         while !condition() {
+            let stopped = run.is_some_and(|run| run.is_finished());
+            assert!(!stopped, "the informer stopped while waiting for {what}");
             tokio::time::sleep(Duration::from_millis(5)).await;
         }
     })
@@ -58,7 +66,7 @@ async fn a_hundred_tasks_add_and_remove_handlers_during_ten_thousand_events() {
         let token = token.clone();
         async move { informer.run(token).await }
     });
-    until("the informer to sync", || informer.has_synced()).await;
+    until("the informer to sync", Some(&run), || informer.has_synced()).await;
 
     let churners: Vec<_> = (0..100)
         .map(|i| {
@@ -94,7 +102,7 @@ async fn a_hundred_tasks_add_and_remove_handlers_during_ten_thousand_events() {
         bounded("a churner", churner).await.unwrap();
     }
     bounded("the producer", producer).await.unwrap();
-    until("the steady handler to see every event", || {
+    until("the steady handler to see every event", Some(&run), || {
         steady.load(Ordering::SeqCst) == 10_000
     })
     .await;
@@ -108,9 +116,11 @@ async fn a_hundred_tasks_add_and_remove_handlers_during_ten_thousand_events() {
     token.cancel();
     bounded("the informer to stop", run).await.unwrap();
     assert!(informer.is_stopped());
-    until("every task to end", || {
-        metrics.num_alive_tasks() == baseline
-    })
+    until(
+        "every task to end",
+        None::<&tokio::task::JoinHandle<()>>,
+        || metrics.num_alive_tasks() == baseline,
+    )
     .await;
 }
 
@@ -147,9 +157,15 @@ async fn remove_does_not_wait_for_a_stuck_handler() {
         let token = token.clone();
         async move { informer.run(token).await }
     });
-    bounded("the handler to get stuck", entered_rx.recv())
-        .await
-        .unwrap();
+    let stuck = async {
+        tokio::select! {
+            entered = entered_rx.recv() => entered,
+            _ = async { while !run.is_finished() { tokio::time::sleep(Duration::from_millis(5)).await } } => {
+                panic!("the informer stopped before the handler got stuck")
+            }
+        }
+    };
+    bounded("the handler to get stuck", stuck).await.unwrap();
 
     // remove returns while the handler is still stuck.
     let remover = tokio::task::spawn_blocking({

@@ -61,74 +61,6 @@ mod ex4_should_resync {
         token.cancel();
         within("the informer to stop", task).await.unwrap();
     }
-
-    #[tokio::test(start_paused = true)]
-    async fn handler_periods_adjust_the_check_period_before_start_and_are_raised_after() {
-        // client-go's TestResyncCheckPeriod.
-        let fake = fake_with(&[]);
-        let informer = informer(&fake, 12 * SECOND);
-        let period_of = |informer: &Informer, id: u64| {
-            informer
-                .listener_stats()
-                .into_iter()
-                .find(|s| s.id == id)
-                .map(|s| s.resync_period)
-                .unwrap()
-        };
-        // Below 1 s is raised to the 1 s minimum; a smaller period lowers the check period.
-        let r1 = informer
-            .add_event_handler_with_resync_period(Recorder::new().0, Duration::from_millis(10))
-            .unwrap();
-        assert_eq!(period_of(&informer, r1.id()), SECOND);
-        let r2 = informer
-            .add_event_handler_with_resync_period(Recorder::new().0, 60 * SECOND)
-            .unwrap();
-        assert_eq!(period_of(&informer, r2.id()), 60 * SECOND);
-        let r3 = informer
-            .add_event_handler_with_resync_period(Recorder::new().0, Duration::ZERO)
-            .unwrap();
-        assert_eq!(period_of(&informer, r3.id()), Duration::ZERO);
-        let (token, task) = start(&informer);
-        synced(&informer).await;
-        // After start, a period below the check period (1 s now) is raised to it.
-        let r4 = informer
-            .add_event_handler_with_resync_period(Recorder::new().0, Duration::from_millis(500))
-            .unwrap();
-        assert_eq!(period_of(&informer, r4.id()), SECOND);
-        let r5 = informer
-            .add_event_handler_with_resync_period(Recorder::new().0, 5 * SECOND)
-            .unwrap();
-        assert_eq!(period_of(&informer, r5.id()), 5 * SECOND);
-        token.cancel();
-        within("stop", task).await.unwrap();
-    }
-
-    #[tokio::test(start_paused = true)]
-    async fn without_resync_every_listener_gets_zero() {
-        // An informer created without resync never resyncs: whatever a handler asks for, before
-        // or after start, its period is 0.
-        let informer = informer(&fake_with(&[]), Duration::ZERO);
-        let period = |informer: &Informer, id: u64| {
-            informer
-                .listener_stats()
-                .into_iter()
-                .find(|s| s.id == id)
-                .unwrap()
-                .resync_period
-        };
-        let before = informer
-            .add_event_handler_with_resync_period(Recorder::new().0, 5 * SECOND)
-            .unwrap();
-        assert_eq!(period(&informer, before.id()), Duration::ZERO);
-        let (token, task) = start(&informer);
-        synced(&informer).await;
-        let after = informer
-            .add_event_handler_with_resync_period(Recorder::new().0, 5 * SECOND)
-            .unwrap();
-        assert_eq!(period(&informer, after.id()), Duration::ZERO);
-        token.cancel();
-        within("stop", task).await.unwrap();
-    }
 }
 
 mod ex4_distribute {
@@ -487,5 +419,80 @@ mod handlers {
         handler.on_add(&p, true);
         handler.on_update(&p, &p);
         assert_eq!(count.load(Ordering::SeqCst), 1);
+    }
+}
+
+/// The resync period rules of `add_event_handler_with_resync_period`, which stand on
+/// `determine_resync_period`.
+mod ex4_resync_period_rules {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    #[tokio::test(start_paused = true)]
+    async fn handler_periods_adjust_the_check_period_before_start_and_are_raised_after() {
+        // client-go's TestResyncCheckPeriod.
+        let fake = fake_with(&[]);
+        let informer = informer(&fake, 12 * SECOND);
+        let period_of = |informer: &Informer, id: u64| {
+            informer
+                .listener_stats()
+                .into_iter()
+                .find(|s| s.id == id)
+                .map(|s| s.resync_period)
+                .unwrap()
+        };
+        // Below 1 s is raised to the 1 s minimum; a smaller period lowers the check period.
+        let r1 = informer
+            .add_event_handler_with_resync_period(Recorder::new().0, Duration::from_millis(10))
+            .unwrap();
+        assert_eq!(period_of(&informer, r1.id()), SECOND);
+        let r2 = informer
+            .add_event_handler_with_resync_period(Recorder::new().0, 60 * SECOND)
+            .unwrap();
+        assert_eq!(period_of(&informer, r2.id()), 60 * SECOND);
+        let r3 = informer
+            .add_event_handler_with_resync_period(Recorder::new().0, Duration::ZERO)
+            .unwrap();
+        assert_eq!(period_of(&informer, r3.id()), Duration::ZERO);
+        let (token, task) = start(&informer);
+        synced(&informer).await;
+        // After start, a period below the check period (1 s now) is raised to it.
+        let r4 = informer
+            .add_event_handler_with_resync_period(Recorder::new().0, Duration::from_millis(500))
+            .unwrap();
+        assert_eq!(period_of(&informer, r4.id()), SECOND);
+        let r5 = informer
+            .add_event_handler_with_resync_period(Recorder::new().0, 5 * SECOND)
+            .unwrap();
+        assert_eq!(period_of(&informer, r5.id()), 5 * SECOND);
+        token.cancel();
+        within("stop", task).await.unwrap();
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn without_resync_every_listener_gets_zero() {
+        // An informer created without resync never resyncs: whatever a handler asks for, before
+        // or after start, its period is 0.
+        let informer = informer(&fake_with(&[]), Duration::ZERO);
+        let period = |informer: &Informer, id: u64| {
+            informer
+                .listener_stats()
+                .into_iter()
+                .find(|s| s.id == id)
+                .unwrap()
+                .resync_period
+        };
+        let before = informer
+            .add_event_handler_with_resync_period(Recorder::new().0, 5 * SECOND)
+            .unwrap();
+        assert_eq!(period(&informer, before.id()), Duration::ZERO);
+        let (token, task) = start(&informer);
+        synced(&informer).await;
+        let after = informer
+            .add_event_handler_with_resync_period(Recorder::new().0, 5 * SECOND)
+            .unwrap();
+        assert_eq!(period(&informer, after.id()), Duration::ZERO);
+        token.cancel();
+        within("stop", task).await.unwrap();
     }
 }

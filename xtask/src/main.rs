@@ -5,6 +5,8 @@
 //! ```text
 //! cargo xtask book build          check the book's includes, then `mdbook build book`
 //! cargo xtask book serve [ARGS]   `mdbook serve book [ARGS]`, e.g. `--open` or `-p 3001`
+//! cargo xtask exercise COMMAND     the exercises: start, next, check, hint, solution, reset,
+//!                                  and CI's verify and schedule --check
 //! ```
 //!
 //! Each subcommand lives in its own module; `main` only parses the command line and dispatches.
@@ -16,7 +18,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 mod book;
-// mod exercise; // `cargo xtask exercise ...` goes here.
+mod exercise;
 
 /// The help text, printed for `help`, `-h`, `--help` and on a usage error.
 const USAGE: &str = "\
@@ -28,8 +30,25 @@ commands:
   book serve [ARGS]    serve the book with live reload; ARGS go to `mdbook serve`
                        (e.g. --open, -p 3001)
   help                 print this text
+
+exercise commands (cargo xtask exercise ...; STAGE is stage1, 1 or stage1-store):
+  start STAGE|ID       replace the exercise regions' bodies with todo!() in your
+                       checkout (refuses over uncommitted changes in those files)
+  next                 the next unsolved exercise: where it is, what to read, a hint
+  check [ID|STAGE]     run the tests of your started exercises (or of ID/STAGE):
+                       pass/fail for each, and how many are solved
+  hint [ID]            the next hint (for the next exercise when no ID is given)
+  solution ID          restore one region from the reference (git), show the diff
+  reset ID|STAGE       make the region(s) todo!() again, discarding your code there
+  verify [--timeout SECS] [--jobs N] [ID|STAGE...]
+                       CI's red check: in a scratch copy, each region stubbed alone
+                       must build without warnings, fail its own tests and keep the
+                       stage's other tests green
+  schedule [--check]   print the workshop schedules, and update the book's parts
+                       generated from exercises.toml: the schedules in
+                       book/src/facilitator.md and the hints on the exercises pages
+                       (--check: change nothing, fail if any is stale)
 ";
-// Add new commands to USAGE above, e.g. an `exercise` line.
 
 fn main() -> ExitCode {
     let args: Vec<String> = env::args().skip(1).collect();
@@ -67,7 +86,10 @@ fn run(args: &[String]) -> Result<(), Failure> {
         ))),
         ["book", other, ..] => Err(Failure::Usage(format!("unknown book command `{other}`"))),
         ["book"] => Err(Failure::Usage("`book` needs `build` or `serve`".into())),
-        // ["exercise", rest @ ..] => exercise::run(&root, rest).map_err(Failure::Failed),
+        ["exercise", rest @ ..] => exercise::run(&root, rest).map_err(|e| match e {
+            exercise::Error::Usage(msg) => Failure::Usage(msg),
+            exercise::Error::Failed(msg) => Failure::Failed(msg),
+        }),
         ["help" | "-h" | "--help"] => {
             print!("{USAGE}");
             Ok(())

@@ -1,0 +1,568 @@
+//! `cargo xtask exercise schedule`: one-day and two-day workshop schedules, computed from the
+//! manifest's minutes, and the generated block in the facilitator's guide.
+//!
+//! A chapter is taught as: the facilitator's talk and live demo (the chapter's `minutes`), its
+//! exercises one after another (each exercise's `minutes`), then a short debrief. A day opens
+//! with the welcome and set-up (first day) or a recap (later days), and closes with a wrap-up.
+//! Breaks are placed at the first session boundary after their time: coffee at 10:30, lunch at
+//! 12:30, coffee at 15:00. What does not fit by the end of the day is listed for self-study.
+
+use std::fmt::Write as _;
+use std::fs;
+use std::path::Path;
+
+use super::manifest::Manifest;
+
+/// The facilitator's guide, from the workspace root.
+pub(crate) const GUIDE: &str = "book/src/facilitator.md";
+/// The line that opens the generated block.
+pub(crate) const BEGIN: &str = "<!-- schedule:begin -->";
+/// The line that closes the generated block.
+pub(crate) const END: &str = "<!-- schedule:end -->";
+
+/// When a day starts, in minutes after midnight (09:00).
+const DAY_START: u32 = 9 * 60;
+/// When a day must be over (17:00).
+const DAY_END: u32 = 17 * 60;
+/// The first day's opening: welcome, everyone's set-up checked, `exercise start`.
+const WELCOME: u32 = 30;
+/// A later day's opening: what we built yesterday, questions.
+const RECAP: u32 = 15;
+/// After a chapter's exercises: the reference solution, what people tried.
+const DEBRIEF: u32 = 10;
+/// A day's last session.
+const WRAP_UP: u32 = 15;
+
+/// A break: not before `at`, lasting `minutes`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Pause {
+    /// What the break is called.
+    label: &'static str,
+    /// The earliest start, in minutes after midnight.
+    at: u32,
+    /// Its length.
+    minutes: u32,
+}
+
+/// The breaks of every day.
+const PAUSES: [Pause; 3] = [
+    Pause {
+        label: "Break",
+        at: 10 * 60 + 30,
+        minutes: 15,
+    },
+    Pause {
+        label: "Lunch",
+        at: 12 * 60 + 30,
+        minutes: 60,
+    },
+    Pause {
+        label: "Break",
+        at: 15 * 60,
+        minutes: 15,
+    },
+];
+
+/// What kind of session a row is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// Welcome, recap, talks, debriefs, wrap-up: the facilitator speaks.
+    Talk,
+    /// Learners work on an exercise.
+    Exercise,
+    /// A break or lunch.
+    Pause,
+}
+
+/// One row of a day's schedule.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Session {
+    /// Start, in minutes after midnight.
+    pub(crate) start: u32,
+    /// Length in minutes.
+    pub(crate) minutes: u32,
+    /// What happens.
+    pub(crate) label: String,
+    /// What kind of session it is.
+    pub(crate) kind: Kind,
+}
+
+/// A chapter as the schedule sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Unit {
+    /// The chapter's title.
+    pub(crate) title: String,
+    /// Talk and demo minutes.
+    pub(crate) talk: u32,
+    /// The exercises: `(label, minutes)`.
+    pub(crate) exercises: Vec<(String, u32)>,
+}
+
+impl Unit {
+    /// Minutes of teaching and exercises, without breaks.
+    fn content(&self) -> u32 {
+        self.talk + self.exercises.iter().map(|(_, m)| m).sum::<u32>() + DEBRIEF
+    }
+}
+
+/// A day being filled, session by session.
+#[derive(Debug, Clone)]
+struct Day {
+    /// The sessions so far.
+    sessions: Vec<Session>,
+    /// The clock: when the next session starts.
+    now: u32,
+    /// The breaks not taken yet.
+    pauses: Vec<Pause>,
+}
+
+impl Day {
+    /// An empty day at 09:00.
+    fn new() -> Day {
+        Day {
+            sessions: Vec::new(),
+            now: DAY_START,
+            pauses: PAUSES.to_vec(),
+        }
+    }
+
+    /// Adds a session, after any break that is due.
+    fn place(&mut self, label: impl Into<String>, minutes: u32, kind: Kind) {
+        while let Some(pause) = self.pauses.first().copied().filter(|p| self.now >= p.at) {
+            self.pauses.remove(0);
+            self.push(pause.label.to_string(), pause.minutes, Kind::Pause);
+        }
+        self.push(label.into(), minutes, kind);
+    }
+
+    /// Appends a session at the current time.
+    fn push(&mut self, label: String, minutes: u32, kind: Kind) {
+        self.sessions.push(Session {
+            start: self.now,
+            minutes,
+            label,
+            kind,
+        });
+        self.now += minutes;
+    }
+
+    /// Whether `sessions`, then the wrap-up, still end by [`DAY_END`].
+    fn fits(&self, sessions: &[(String, u32, Kind)]) -> bool {
+        let mut trial = self.clone();
+        for (label, minutes, kind) in sessions {
+            trial.place(label.clone(), *minutes, *kind);
+        }
+        trial.place("wrap-up", WRAP_UP, Kind::Talk);
+        trial.now <= DAY_END
+    }
+}
+
+/// A laid-out day, and what did not fit in it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct DayPlan {
+    /// The day's sessions, wrap-up included.
+    pub(crate) sessions: Vec<Session>,
+    /// When the day ends.
+    pub(crate) end: u32,
+    /// Exercises and chapters left for self-study.
+    pub(crate) left_over: Vec<String>,
+}
+
+/// The sessions of a chapter with its first `k` exercises.
+fn chapter_sessions(unit: &Unit, k: usize) -> Vec<(String, u32, Kind)> {
+    let mut sessions = vec![(
+        format!("{}: talk and demo", unit.title),
+        unit.talk,
+        Kind::Talk,
+    )];
+    for (label, minutes) in &unit.exercises[..k] {
+        sessions.push((label.clone(), *minutes, Kind::Exercise));
+    }
+    sessions.push((format!("{}: debrief", unit.title), DEBRIEF, Kind::Talk));
+    sessions
+}
+
+/// Lays out one day: the opening, as many chapters as fit (the last one possibly without its
+/// last exercises, but with at least half of them), the wrap-up.
+pub(crate) fn lay_out_day(units: &[Unit], first: bool, last: bool) -> DayPlan {
+    let mut day = Day::new();
+    if first {
+        day.place("Welcome and set-up", WELCOME, Kind::Talk);
+    } else {
+        day.place("Recap and questions", RECAP, Kind::Talk);
+    }
+    let mut left_over = Vec::new();
+    let mut full = true;
+    let mut placed = 0;
+    for unit in units {
+        if !full {
+            left_over.push(format!("{} (the whole chapter)", unit.title));
+            continue;
+        }
+        // A chapter is cut short only to at least half of its exercises, unless it is the day's
+        // first: a talk followed by one exercise out of five is not worth its slot.
+        let least = if placed == 0 {
+            0
+        } else {
+            unit.exercises.len().div_ceil(2)
+        };
+        let fitting = (least..=unit.exercises.len())
+            .rev()
+            .find(|&k| day.fits(&chapter_sessions(unit, k)));
+        if fitting.is_some() {
+            placed += 1;
+        }
+        match fitting {
+            Some(k) => {
+                for (label, minutes, kind) in chapter_sessions(unit, k) {
+                    day.place(label, minutes, kind);
+                }
+                if k < unit.exercises.len() {
+                    full = false;
+                    left_over.extend(unit.exercises[k..].iter().map(|(label, _)| label.clone()));
+                }
+            }
+            None => {
+                full = false;
+                left_over.push(format!("{} (the whole chapter)", unit.title));
+            }
+        }
+    }
+    day.place(
+        if last {
+            "Wrap-up and feedback"
+        } else {
+            "Wrap-up and questions"
+        },
+        WRAP_UP,
+        Kind::Talk,
+    );
+    DayPlan {
+        end: day.now,
+        sessions: day.sessions,
+        left_over,
+    }
+}
+
+/// Where to end day 1 of a two-day workshop: the chapter boundary that best balances the days'
+/// content (on a tie, the earlier one). `None` with fewer than two chapters.
+pub(crate) fn two_day_split(units: &[Unit]) -> Option<usize> {
+    (1..units.len()).min_by_key(|&split| {
+        let first: u32 = units[..split].iter().map(Unit::content).sum::<u32>() + WELCOME;
+        let second: u32 = units[split..].iter().map(Unit::content).sum::<u32>() + RECAP;
+        first.max(second)
+    })
+}
+
+/// The schedule's units, from the manifest: each chapter that has exercises, in book order.
+pub(crate) fn units(manifest: &Manifest) -> Vec<Unit> {
+    manifest
+        .chapters
+        .iter()
+        .map(|chapter| Unit {
+            title: chapter.title.clone(),
+            talk: chapter.minutes,
+            exercises: manifest
+                .stage_exercises(&chapter.stage)
+                .map(|ex| (format!("Exercise: {} (`{}`)", ex.title, ex.id), ex.minutes))
+                .collect(),
+        })
+        .filter(|unit| !unit.exercises.is_empty())
+        .collect()
+}
+
+/// `HH:MM`.
+fn clock(minutes: u32) -> String {
+    format!("{:02}:{:02}", minutes / 60, minutes % 60)
+}
+
+/// One day as a Markdown table, with its summary line.
+fn render_day(out: &mut String, plan: &DayPlan) {
+    out.push_str("| Time | Session | Minutes |\n|---|---|--:|\n");
+    for session in &plan.sessions {
+        let label = match session.kind {
+            Kind::Pause => format!("*{}*", session.label),
+            Kind::Exercise => session.label.clone(),
+            Kind::Talk => session.label.clone(),
+        };
+        let _ = writeln!(
+            out,
+            "| {} | {label} | {} |",
+            clock(session.start),
+            session.minutes
+        );
+    }
+    let _ = writeln!(out, "| {} | End | |", clock(plan.end));
+    let minutes_of = |kind: Kind| -> u32 {
+        plan.sessions
+            .iter()
+            .filter(|s| s.kind == kind)
+            .map(|s| s.minutes)
+            .sum()
+    };
+    let _ = writeln!(
+        out,
+        "\nTalks and demos {} min, exercises {} min, breaks {} min.",
+        minutes_of(Kind::Talk),
+        minutes_of(Kind::Exercise),
+        minutes_of(Kind::Pause)
+    );
+    if !plan.left_over.is_empty() {
+        let _ = writeln!(
+            out,
+            "Does not fit; give it as self-study: {}.",
+            plan.left_over.join("; ")
+        );
+    }
+}
+
+/// The generated Markdown: both schedules.
+pub(crate) fn render(manifest: &Manifest) -> String {
+    let units = units(manifest);
+    let mut out = String::new();
+    out.push_str(
+        "<!-- Generated by `cargo xtask exercise schedule` from exercises.toml. Do not edit by \
+         hand: CI runs `cargo xtask exercise schedule --check`. -->\n\n",
+    );
+    let exercises: usize = units.iter().map(|u| u.exercises.len()).sum();
+    let _ = writeln!(
+        out,
+        "Computed from `exercises.toml`: {} chapter(s) with {} exercise(s). Each chapter is a talk \
+         with a live demo, its exercises, and a {DEBRIEF}-minute debrief. Breaks fall at the first \
+         session boundary after 10:30, 12:30 (lunch) and 15:00.\n",
+        units.len(),
+        exercises
+    );
+    out.push_str("### One day\n\n");
+    let one_day = lay_out_day(&units, true, true);
+    render_day(&mut out, &one_day);
+    out.push_str("\n### Two days\n\n");
+    match two_day_split(&units) {
+        None => {
+            out.push_str(
+                "Only one chapter has exercises so far, and it fits in the one-day schedule. The \
+                 two-day schedule splits at a chapter boundary; it appears here once a second \
+                 chapter has exercises.\n",
+            );
+        }
+        Some(split) => {
+            out.push_str("#### Day 1\n\n");
+            render_day(&mut out, &lay_out_day(&units[..split], true, false));
+            out.push_str("\n#### Day 2\n\n");
+            render_day(&mut out, &lay_out_day(&units[split..], false, true));
+        }
+    }
+    out
+}
+
+/// Splits the guide into the text before the generated block (through the begin marker), the
+/// block, and the text from the end marker on.
+fn split_guide(text: &str) -> Result<(&str, &str, &str), String> {
+    let begin = text
+        .find(BEGIN)
+        .ok_or_else(|| format!("{GUIDE} has no `{BEGIN}` line"))?;
+    let body_start = begin + BEGIN.len();
+    let end = text[body_start..]
+        .find(END)
+        .map(|at| body_start + at)
+        .ok_or_else(|| format!("{GUIDE} has no `{END}` line after `{BEGIN}`"))?;
+    Ok((&text[..body_start], &text[body_start..end], &text[end..]))
+}
+
+/// The guide's text with the generated block replaced by `block`.
+pub(crate) fn with_block(text: &str, block: &str) -> Result<String, String> {
+    let (head, _, tail) = split_guide(text)?;
+    Ok(format!("{head}\n{block}{tail}"))
+}
+
+/// `cargo xtask exercise schedule [--check]`: prints the schedules and updates the book's
+/// generated parts, the schedules in the facilitator's guide and the hints on the exercises
+/// pages (see [`pages`](super::pages)). With `check`, changes nothing and fails if any is stale.
+pub(crate) fn schedule(root: &Path, check: bool) -> Result<(), String> {
+    let manifest = Manifest::load(root)?;
+    let block = render(&manifest);
+    let path = root.join(GUIDE);
+    let text = fs::read_to_string(&path).map_err(|e| format!("cannot read {GUIDE}: {e}"))?;
+    let updated = with_block(&text, &block)?;
+    let mut stale = Vec::new();
+    if updated != text {
+        if !check {
+            fs::write(&path, &updated).map_err(|e| format!("cannot write {GUIDE}: {e}"))?;
+        }
+        stale.push(GUIDE.to_string());
+    }
+    let (pages, notes) = super::pages::update(root, &manifest, check)?;
+    stale.extend(pages);
+    if !check {
+        print!("{block}");
+        println!();
+    }
+    for note in notes {
+        println!("schedule: note: {note}");
+    }
+    match (check, stale.is_empty()) {
+        (_, true) => {
+            println!("schedule: {GUIDE} and the exercises pages match exercises.toml");
+            Ok(())
+        }
+        (false, false) => {
+            println!("schedule: updated {}", stale.join(", "));
+            Ok(())
+        }
+        (true, false) => Err(format!(
+            "out of date with exercises.toml: {}; run `cargo xtask exercise schedule` and commit \
+             the result",
+            stale.join(", ")
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn unit(title: &str, talk: u32, exercises: &[u32]) -> Unit {
+        Unit {
+            title: title.into(),
+            talk,
+            exercises: exercises
+                .iter()
+                .enumerate()
+                .map(|(i, m)| (format!("{title}.{}", i + 1), *m))
+                .collect(),
+        }
+    }
+
+    fn rows(plan: &DayPlan) -> Vec<String> {
+        plan.sessions
+            .iter()
+            .map(|s| format!("{} {} {}", clock(s.start), s.minutes, s.label))
+            .collect()
+    }
+
+    #[test]
+    fn a_short_day_has_a_morning_break() {
+        let plan = lay_out_day(&[unit("1", 40, &[15, 20, 25, 20])], true, true);
+        assert_eq!(
+            rows(&plan),
+            [
+                "09:00 30 Welcome and set-up",
+                "09:30 40 1: talk and demo",
+                "10:10 15 1.1",
+                "10:25 20 1.2",
+                "10:45 15 Break",
+                "11:00 25 1.3",
+                "11:25 20 1.4",
+                "11:45 10 1: debrief",
+                "11:55 15 Wrap-up and feedback",
+            ]
+        );
+        assert_eq!(plan.end, 12 * 60 + 10);
+        assert!(plan.left_over.is_empty());
+    }
+
+    #[test]
+    fn breaks_come_at_the_first_boundary_after_their_time() {
+        let mut day = Day::new();
+        for minutes in [75, 60, 60, 60, 60, 60] {
+            day.place("s", minutes, Kind::Exercise);
+        }
+        let starts: Vec<String> = day
+            .sessions
+            .iter()
+            .map(|s| format!("{} {}", clock(s.start), s.label))
+            .collect();
+        assert_eq!(
+            starts,
+            [
+                "09:00 s",
+                "10:15 s",
+                "11:15 Break",
+                "11:30 s",
+                "12:30 Lunch",
+                "13:30 s",
+                "14:30 s",
+                "15:30 Break",
+                "15:45 s",
+            ]
+        );
+        assert_eq!(day.now, 16 * 60 + 45);
+    }
+
+    #[test]
+    fn what_does_not_fit_is_left_over() {
+        let units = [
+            unit("1", 60, &[60, 60]),
+            unit("2", 60, &[60, 45]),
+            unit("3", 30, &[20]),
+        ];
+        let plan = lay_out_day(&units, false, true);
+        assert!(plan.end <= DAY_END, "{:?}", rows(&plan));
+        assert_eq!(plan.left_over, ["2.2", "3 (the whole chapter)"]);
+        assert_eq!(rows(&plan).last().unwrap(), "16:05 15 Wrap-up and feedback");
+    }
+
+    #[test]
+    fn a_later_chapter_is_cut_to_no_less_than_half() {
+        // After chapter 1 (ending 15:40 with its debrief), chapter 2's talk and one of its four
+        // exercises would fit, but not two: the chapter is left whole.
+        let units = [
+            unit("1", 60, &[60, 60, 60, 30]),
+            unit("2", 30, &[20, 20, 20, 20]),
+        ];
+        let one_exercise = [unit("1", 60, &[60, 60, 60, 30]), unit("2", 30, &[20])];
+        assert!(lay_out_day(&one_exercise, true, true).left_over.is_empty());
+        let plan = lay_out_day(&units, true, true);
+        assert_eq!(plan.left_over, ["2 (the whole chapter)"]);
+        // The day's first chapter may be cut to anything.
+        let plan = lay_out_day(&units[1..], true, true);
+        assert!(plan.left_over.is_empty());
+        let plan = lay_out_day(&[unit("1", 60, &[200, 200, 200])], true, true);
+        assert_eq!(plan.left_over, ["1.2", "1.3"]);
+    }
+
+    #[test]
+    fn a_chapter_whose_talk_cannot_fit_is_left_whole() {
+        let units = [unit("1", 400, &[10]), unit("2", 100, &[10])];
+        let plan = lay_out_day(&units, true, true);
+        assert_eq!(
+            plan.left_over,
+            ["1 (the whole chapter)", "2 (the whole chapter)"]
+        );
+        assert_eq!(
+            rows(&plan),
+            [
+                "09:00 30 Welcome and set-up",
+                "09:30 15 Wrap-up and feedback"
+            ]
+        );
+    }
+
+    #[test]
+    fn two_days_split_where_the_days_balance() {
+        assert_eq!(two_day_split(&[unit("1", 30, &[30])]), None);
+        // Contents: 160, 70, 70, 190 (each +10 debrief).
+        let units = [
+            unit("1", 50, &[100]),
+            unit("2", 30, &[30]),
+            unit("3", 30, &[30]),
+            unit("4", 80, &[100]),
+        ];
+        // Split after 2: 30+160+70=260 vs 15+70+190=275; after 1: 190 vs 345; after 3: 360 vs 205.
+        assert_eq!(two_day_split(&units), Some(2));
+    }
+
+    #[test]
+    fn the_block_is_replaced_between_markers() {
+        let text = format!("# Guide\n\n{BEGIN}\nold\n{END}\n\nMore.\n");
+        let new = with_block(&text, "new\n").unwrap();
+        assert_eq!(new, format!("# Guide\n\n{BEGIN}\nnew\n{END}\n\nMore.\n"));
+        assert_eq!(with_block(&new, "new\n").unwrap(), new);
+        assert!(
+            with_block("no markers", "x")
+                .unwrap_err()
+                .contains("has no")
+        );
+        assert_eq!(clock(9 * 60 + 5), "09:05");
+    }
+}
