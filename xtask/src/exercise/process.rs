@@ -190,15 +190,24 @@ mod tests {
         assert!(matches!(captured.ending, Ending::TimedOut));
         assert!(started.elapsed() < Duration::from_secs(10));
         let grandchild: u32 = captured.output.trim().parse().unwrap();
-        // Killed: gone, or a zombie waiting for init to reap it.
-        let state = fs::read_to_string(format!("/proc/{grandchild}/stat"))
-            .ok()
-            .and_then(|stat| {
-                stat[stat.rfind(')')? + 1..]
-                    .split_whitespace()
-                    .next()
-                    .map(str::to_string)
-            });
+        // Killed: gone, or a zombie waiting for init to reap it. A SIGKILL is delivered
+        // asynchronously, so on a loaded machine give it a moment (bounded).
+        let state_of = |pid: u32| {
+            fs::read_to_string(format!("/proc/{pid}/stat"))
+                .ok()
+                .and_then(|stat| {
+                    stat[stat.rfind(')')? + 1..]
+                        .split_whitespace()
+                        .next()
+                        .map(str::to_string)
+                })
+        };
+        let deadline = Instant::now() + Duration::from_secs(5);
+        let mut state = state_of(grandchild);
+        while !matches!(state.as_deref(), None | Some("Z")) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
+            state = state_of(grandchild);
+        }
         assert!(matches!(state.as_deref(), None | Some("Z")), "{state:?}");
         let mut command = Command::new("sh");
         command.args(["-c", "echo out; echo err >&2; exit 3"]);
