@@ -28,7 +28,7 @@ use tokio::sync::Notify;
 
 use crate::delta::{Delta, DeltaObject, DeltaType, Deltas};
 use crate::error::{FifoError, PopError};
-use crate::queue::{KnownObjects, TransformFunc};
+use crate::queue::{KnownObjects, TransformFunc, wait_for};
 
 // ANCHOR: options
 /// Mirrors client-go's `DeltaFIFOOptions`.
@@ -393,22 +393,16 @@ impl<T: Send + Sync + 'static> DeltaFifo<T> {
     where
         F: FnOnce(Deltas<T>, bool) -> Result<R, E>,
     {
-        loop {
-            let notified = self.notify.notified();
-            tokio::pin!(notified);
-            // Register before looking, so a push between the look and the wait is not missed.
-            notified.as_mut().enable();
-            {
-                let mut state = self.state.write();
-                if let Some((deltas, is_in_initial_list)) = take_front(&mut state) {
-                    return process(deltas, is_in_initial_list).map_err(PopError::Process);
-                }
-                if state.closed {
-                    return Err(PopError::Closed);
-                }
+        let mut process = Some(process);
+        wait_for(&self.notify, || {
+            let mut state = self.state.write();
+            if let Some((deltas, is_in_initial_list)) = take_front(&mut state) {
+                let process = process.take()?;
+                return Some(process(deltas, is_in_initial_list).map_err(PopError::Process));
             }
-            notified.await;
-        }
+            state.closed.then_some(Err(PopError::Closed))
+        })
+        .await
     }
     // ANCHOR_END: pop
 

@@ -5,6 +5,8 @@
 use std::future::Future;
 use std::sync::Arc;
 
+use tokio::sync::Notify;
+
 use stage1_store::{BoxError, KeyListerGetter, Store};
 
 use crate::delta::Deltas;
@@ -46,6 +48,27 @@ pub trait Queue<T>: Store<T> {
     fn is_closed(&self) -> bool;
 }
 // ANCHOR_END: queue_trait
+
+// ANCHOR: wait_for
+/// The waiting half of both queues' `pop`: calls `attempt` until it has an answer, sleeping on
+/// `notify` in between.
+///
+/// Interest in `notify` is registered *before* each attempt, so an item queued between a failed
+/// attempt and the wait still wakes the caller (Go gets this from `cond.Wait`, which releases the
+/// lock and starts waiting in one step). Dropping the returned future loses nothing: only
+/// `attempt` changes the queue.
+pub(crate) async fn wait_for<R>(notify: &Notify, mut attempt: impl FnMut() -> Option<R>) -> R {
+    loop {
+        let notified = notify.notified();
+        tokio::pin!(notified);
+        notified.as_mut().enable();
+        if let Some(answer) = attempt() {
+            return answer;
+        }
+        notified.await;
+    }
+}
+// ANCHOR_END: wait_for
 
 /// Implements [`Queue`] for a queue type whose inherent `pop`, `has_synced`, `close` and
 /// `is_closed` already do the work (both of this crate's queues).

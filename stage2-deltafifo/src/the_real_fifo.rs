@@ -27,7 +27,7 @@ use tokio::sync::Notify;
 
 use crate::delta::{Delta, DeltaObject, DeltaType, Deltas, ReplacedAllInfo};
 use crate::error::{FifoError, PopError};
-use crate::queue::{KnownObjects, TransformFunc};
+use crate::queue::{KnownObjects, TransformFunc, wait_for};
 
 /// How a [`RealFifo`] reports relists and resyncs.
 pub enum RealFifoMode<T> {
@@ -276,23 +276,18 @@ impl<T: Send + Sync + 'static> RealFifo<T> {
         F: FnOnce(Vec<Delta<T>>, bool) -> Result<R, E>,
     {
         let max = max.max(1);
-        loop {
-            let notified = self.notify.notified();
-            tokio::pin!(notified);
-            notified.as_mut().enable();
-            {
-                let mut state = self.state.lock();
-                if !state.items.is_empty() {
-                    let is_in_initial_list = !has_synced_locked(&state);
-                    let batch = take_batch(&mut state, max);
-                    return process(batch, is_in_initial_list).map_err(PopError::Process);
-                }
-                if state.closed {
-                    return Err(PopError::Closed);
-                }
+        let mut process = Some(process);
+        wait_for(&self.notify, || {
+            let mut state = self.state.lock();
+            if !state.items.is_empty() {
+                let is_in_initial_list = !has_synced_locked(&state);
+                let batch = take_batch(&mut state, max);
+                let process = process.take()?;
+                return Some(process(batch, is_in_initial_list).map_err(PopError::Process));
             }
-            notified.await;
-        }
+            state.closed.then_some(Err(PopError::Closed))
+        })
+        .await
     }
     // ANCHOR_END: pop_batch
 

@@ -351,12 +351,7 @@ mod ex3_pager {
     async fn an_explicit_page_size_is_used_for_every_list() {
         let fake = fake_with_count(10);
         let (reflector, store) = reflector(&fake, ReflectorOptions::default().page_size(4));
-        drive(&reflector, async {
-            within("the first watch", fake.wait_for_watch_calls(1)).await;
-            fake.emit_error(expired_status("too old resource version"));
-            within("the second watch", fake.wait_for_watch_calls(2)).await;
-        })
-        .await;
+        relist_once_after_410(&reflector, &fake).await;
         assert!(fake.list_calls().iter().all(|options| options.limit == 4));
         assert_eq!(fake.list_calls().len(), 6, "two lists of three pages");
         assert_eq!(
@@ -370,12 +365,7 @@ mod ex3_pager {
     async fn a_relist_from_a_version_is_not_paged_so_the_watch_cache_can_serve_it() {
         let fake = fake_with_count(10);
         let (reflector, _store) = reflector(&fake, ReflectorOptions::default());
-        drive(&reflector, async {
-            within("the first watch", fake.wait_for_watch_calls(1)).await;
-            fake.emit_error(expired_status("too old resource version"));
-            within("the second watch", fake.wait_for_watch_calls(2)).await;
-        })
-        .await;
+        relist_once_after_410(&reflector, &fake).await;
         assert_eq!(
             first_pages(&fake),
             [("0".to_string(), 500), ("10".to_string(), 0)]
@@ -386,12 +376,7 @@ mod ex3_pager {
     async fn a_paged_first_list_keeps_later_lists_paged() {
         let fake = fake_with_count(600);
         let (reflector, _store) = reflector(&fake, ReflectorOptions::default());
-        drive(&reflector, async {
-            within("the first watch", fake.wait_for_watch_calls(1)).await;
-            fake.emit_error(expired_status("too old resource version"));
-            within("the second watch", fake.wait_for_watch_calls(2)).await;
-        })
-        .await;
+        relist_once_after_410(&reflector, &fake).await;
         assert_eq!(
             first_pages(&fake),
             [("0".to_string(), 500), ("600".to_string(), 500)]
@@ -520,6 +505,23 @@ mod ex3_pager {
         assert!(error.is_expired());
         assert_eq!(fake.list_calls().len(), 3);
     }
+}
+
+/// Runs `reflector` until its first watch, ends that watch with 410 Expired, and stops once the
+/// relist has been followed by a second watch.
+async fn relist_once_after_410<L, S>(
+    reflector: &Reflector<Pod, L, S>,
+    fake: &FakeListerWatcher<Pod>,
+) where
+    L: stage3_reflector::ListerWatcher<Pod>,
+    S: stage1_store::Store<Pod> + 'static,
+{
+    drive(reflector, async {
+        within("the first watch", fake.wait_for_watch_calls(1)).await;
+        fake.emit_error(expired_status("too old resource version"));
+        within("the second watch", fake.wait_for_watch_calls(2)).await;
+    })
+    .await;
 }
 
 mod ex3_watch_handler {

@@ -15,7 +15,6 @@ use stage3_reflector::FakeListerWatcher;
 use stage4_shared_informer::{
     ResourceEventHandler, ResourceEventHandlerFuncs, SharedIndexInformer,
 };
-use tokio_util::sync::CancellationToken;
 
 const BOUND: Duration = Duration::from_secs(60);
 
@@ -60,12 +59,7 @@ async fn a_hundred_tasks_add_and_remove_handlers_during_ten_thousand_events() {
     informer
         .add_event_handler(Counter(Arc::clone(&steady)))
         .unwrap();
-    let token = CancellationToken::new();
-    let run = tokio::spawn({
-        let informer = informer.clone();
-        let token = token.clone();
-        async move { informer.run(token).await }
-    });
+    let (token, run) = common::start(&informer);
     until("the informer to sync", Some(&run), || informer.has_synced()).await;
 
     let churners: Vec<_> = (0..100)
@@ -151,12 +145,7 @@ async fn remove_does_not_wait_for_a_stuck_handler() {
             release: Mutex::new(release_rx),
         })
         .unwrap();
-    let token = CancellationToken::new();
-    let run = tokio::spawn({
-        let informer = informer.clone();
-        let token = token.clone();
-        async move { informer.run(token).await }
-    });
+    let (token, run) = common::start(&informer);
     let stuck = async {
         tokio::select! {
             entered = entered_rx.recv() => entered,
