@@ -1,0 +1,1 @@
+//! apiserver's `pkg/storage/cacher`: the watch cache (stage 5b).

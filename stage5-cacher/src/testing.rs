@@ -1,0 +1,152 @@
+//! A real `etcd` for tests and examples: started on free loopback ports with a temporary data
+//! directory, and stopped when dropped.
+//!
+//! Tests call [`EtcdServer::start_or_skip`]. Where the `etcd` binary is missing, a local run skips
+//! the test with a loud message; with `CI=true` the test fails, so CI can't pass without etcd.
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// How long a started etcd may take to answer `/health`.
+const START_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// The progress-notify interval the test etcd runs with (etcd's default is 10 minutes).
+pub const TEST_PROGRESS_NOTIFY_INTERVAL: Duration = Duration::from_millis(200);
+
+/// A running `etcd` child process.
+#[derive(Debug)]
+pub struct EtcdServer {
+    child: Option<Child>,
+    client_addr: SocketAddr,
+    _data_dir: tempfile::TempDir,
+}
+
+/// Whether the `etcd` binary is on `PATH`.
+pub fn etcd_available() -> bool {
+    Command::new("etcd")
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+impl EtcdServer {
+    /// Starts etcd, or returns `None` after printing why the test is skipped. With `CI=true` a
+    /// missing binary or a failed start panics instead.
+    pub fn start_or_skip(test: &str) -> Option<EtcdServer> {
+        let ci = std::env::var("CI").is_ok_and(|v| v == "true");
+        if !etcd_available() {
+            assert!(
+                !ci,
+                "{test}: `etcd` is not on PATH and CI=true: install etcd-server (see .ci/run)"
+            );
+            eprintln!(
+                "\n**********\n SKIPPED {test}: `etcd` is not on PATH (apt-get install etcd-server)\n**********\n"
+            );
+            return None;
+        }
+        match EtcdServer::start() {
+            Ok(server) => Some(server),
+            Err(error) => panic!("{test}: could not start etcd: {error}"),
+        }
+    }
+
+    /// Starts etcd on two free loopback ports with the v2 API enabled and a short progress-notify
+    /// interval, and waits (bounded) until it answers `/health`.
+    pub fn start() -> std::io::Result<EtcdServer> {
+        let data_dir = tempfile::tempdir()?;
+        let client_addr = free_port()?;
+        let peer_addr = free_port()?;
+        let client_url = format!("http://{client_addr}");
+        let peer_url = format!("http://{peer_addr}");
+        let child = Command::new("etcd")
+            .arg("--name=test")
+            .arg(format!("--data-dir={}", data_dir.path().display()))
+            .arg(format!("--listen-client-urls={client_url}"))
+            .arg(format!("--advertise-client-urls={client_url}"))
+            .arg(format!("--listen-peer-urls={peer_url}"))
+            .arg(format!("--initial-advertise-peer-urls={peer_url}"))
+            .arg(format!("--initial-cluster=test={peer_url}"))
+            .arg("--enable-v2=true")
+            .arg(format!(
+                "--experimental-watch-progress-notify-interval={}ms",
+                TEST_PROGRESS_NOTIFY_INTERVAL.as_millis()
+            ))
+            .arg("--logger=zap")
+            .arg("--log-level=error")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()?;
+        let mut server = EtcdServer {
+            child: Some(child),
+            client_addr,
+            _data_dir: data_dir,
+        };
+        server.wait_healthy()?;
+        Ok(server)
+    }
+
+    /// The client URL, e.g. `http://127.0.0.1:40123`.
+    pub fn client_url(&self) -> String {
+        format!("http://{}", self.client_addr)
+    }
+
+    /// The client address.
+    pub fn client_addr(&self) -> SocketAddr {
+        self.client_addr
+    }
+
+    /// Kills etcd at once (SIGKILL), for fault tests, and reaps it.
+    pub fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    fn wait_healthy(&mut self) -> std::io::Result<()> {
+        let deadline = Instant::now() + START_TIMEOUT;
+        loop {
+            if let Some(child) = self.child.as_mut()
+                && let Some(status) = child.try_wait()?
+            {
+                return Err(std::io::Error::other(format!(
+                    "etcd exited at start: {status}"
+                )));
+            }
+            if http_get(self.client_addr, "/health").is_ok_and(|body| body.contains("true")) {
+                return Ok(());
+            }
+            if Instant::now() > deadline {
+                self.kill();
+                return Err(std::io::Error::other("etcd did not become healthy in 20 s"));
+            }
+            // Polling an outside process until it is ready; not synchronisation of our own code.
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+impl Drop for EtcdServer {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+fn free_port() -> std::io::Result<SocketAddr> {
+    let listener = TcpListener::bind("127.0.0.1:0")?;
+    listener.local_addr()
+}
+
+/// A minimal blocking HTTP/1.0 GET, enough for `/health`.
+fn http_get(addr: SocketAddr, path: &str) -> std::io::Result<String> {
+    let mut stream = TcpStream::connect_timeout(&addr, Duration::from_millis(500))?;
+    stream.set_read_timeout(Some(Duration::from_secs(2)))?;
+    write!(stream, "GET {path} HTTP/1.0\r\nHost: {addr}\r\n\r\n")?;
+    let mut response = String::new();
+    stream.read_to_string(&mut response)?;
+    Ok(response)
+}
