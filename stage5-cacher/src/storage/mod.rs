@@ -10,6 +10,7 @@
 //! implements it, and so does the Cacher (stage 5b), which serves reads and watches from memory
 //! and passes writes through.
 
+pub mod encode;
 pub mod etcd2;
 pub mod etcd3;
 pub mod kv;
@@ -298,6 +299,20 @@ pub trait Storage: Send + Sync + 'static {
         options: WatchOptions,
         predicate: SelectionPredicate,
     ) -> BoxFuture<'_, Result<Watch<Object>, StorageError>>;
+
+    /// Like [`watch`](Storage::watch), with every event already encoded as a JSON line: what the
+    /// HTTP edge streams. The Cacher overrides it to encode each object once for all watchers.
+    fn watch_encoded(
+        &self,
+        prefix: String,
+        options: WatchOptions,
+        predicate: SelectionPredicate,
+    ) -> BoxFuture<'_, Result<encode::EncodedWatch, StorageError>> {
+        Box::pin(async move {
+            let watch = self.watch(prefix, options, predicate).await?;
+            Ok(encode::encode_watch(self.info().clone(), watch))
+        })
+    }
 }
 // ANCHOR_END: storage_interface
 
