@@ -530,7 +530,6 @@ pub fn suggested_watch_channel_size(
     index_exists: bool,
     trigger_used: bool,
 ) -> usize {
-    // ANCHOR: ex5-channel-size
     let per_second = (capacity as f64 / event_fresh_duration.as_secs_f64()).ceil() as usize;
     let size = per_second.max(MIN_WATCH_CHAN_SIZE);
     let max = match (index_exists, trigger_used) {
@@ -539,7 +538,6 @@ pub fn suggested_watch_channel_size(
         (false, _) => MAX_WATCH_CHAN_SIZE_WITHOUT_INDEX,
     };
     size.min(max)
-    // ANCHOR_END: ex5-channel-size
 }
 
 impl Inner {
@@ -767,5 +765,234 @@ impl ResourceVersionUpdater for WatchCache {
             Ok(rv) => self.update_resource_version_to(rv),
             Err(_) => tracing::error!(resource_version, "couldn't parse resourceVersion"),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+
+    fn pod(name: &str, rv: u64, node: &str) -> Arc<Object> {
+        let mut obj = Object::new(&ResourceInfo::PODS, Some("ns"), name)
+            .with_data(serde_json::json!({"spec": {"nodeName": node}}));
+        obj.metadata.resource_version = Some(rv.to_string());
+        Arc::new(obj)
+    }
+
+    fn cache(capacity: usize) -> WatchCache {
+        WatchCache::new(
+            ResourceInfo::PODS,
+            WatchCacheOptions::default().fixed_capacity(capacity),
+            None,
+            None,
+        )
+    }
+
+    fn versions(events: &[Arc<WatchCacheEvent>]) -> Vec<(EventType, u64)> {
+        events.iter().map(|e| (e.event_type, e.resource_version)).collect()
+    }
+
+    mod ex5_events_since {
+        use super::*;
+
+        /// Upstream's `TestEvents`, in this crate's words: a ring of 5 across adds, updates,
+        /// deletes and a replace.
+        #[test]
+        fn ex5_events_since_slides_a_window_of_five() {
+            let cache = cache(5);
+            cache.replace_objects(vec![], "4").unwrap();
+            // Before any event, everything after the list version is available.
+            assert_eq!(cache.get_all_events_since(4).unwrap().len(), 0);
+            assert!(matches!(cache.get_all_events_since(2), Err(StorageError::Expired(_))));
+
+            cache.process_event(EventType::Added, pod("pod", 5, "n")).unwrap();
+            let events = cache.get_all_events_since(4).unwrap();
+            assert_eq!(versions(&events), [(EventType::Added, 5)]);
+            assert!(events[0].prev_object.is_none());
+
+            for rv in 6..10 {
+                cache.process_event(EventType::Modified, pod("pod", rv, "n")).unwrap();
+            }
+            // 5 events, nothing evicted yet: the window still starts right after the list.
+            assert_eq!(cache.get_all_events_since(4).unwrap().len(), 5);
+            let events = cache.get_all_events_since(7).unwrap();
+            assert_eq!(versions(&events), [(EventType::Modified, 8), (EventType::Modified, 9)]);
+            // The previous object is the state before the change.
+            assert_eq!(events[0].prev_object.as_ref().unwrap().object().resource_version(), "7");
+
+            // Two more: 5 and 6 are evicted; 6 is the oldest version a watch can start from.
+            cache.process_event(EventType::Modified, pod("pod", 10, "n")).unwrap();
+            cache.process_event(EventType::Deleted, pod("pod", 11, "n")).unwrap();
+            let err = cache.get_all_events_since(5).unwrap_err();
+            assert_eq!(err, StorageError::Expired("too old resource version: 5 (6)".into()));
+            let events = cache.get_all_events_since(6).unwrap();
+            assert_eq!(
+                versions(&events),
+                [
+                    (EventType::Modified, 7),
+                    (EventType::Modified, 8),
+                    (EventType::Modified, 9),
+                    (EventType::Modified, 10),
+                    (EventType::Deleted, 11)
+                ]
+            );
+            assert!(cache.get_by_key("ns/pod").is_none(), "the delete left the store");
+            assert_eq!(cache.get_all_events_since(11).unwrap().len(), 0);
+
+            // A replace empties the ring; the window starts after the new list.
+            cache.replace_objects(vec![pod("other", 12, "n")], "12").unwrap();
+            assert_eq!(cache.get_all_events_since(12).unwrap().len(), 0);
+            assert!(cache.get_all_events_since(10).is_err());
+            // Version 0: the current state, as Added at the cache's version.
+            let now = cache.get_all_events_since(0).unwrap();
+            assert_eq!(versions(&now), [(EventType::Added, 12)]);
+            assert_eq!(&*now[0].key, "ns/other");
+        }
+
+        #[test]
+        fn ex5_events_since_needs_an_initialised_cache() {
+            let cache = cache(5);
+            assert!(matches!(cache.get_all_events_since(1), Err(StorageError::Internal(_))));
+        }
+    }
+
+    mod ex5_resize {
+        use super::*;
+
+        fn growing_cache() -> WatchCache {
+            WatchCache::new(
+                ResourceInfo::PODS,
+                WatchCacheOptions {
+                    initial_capacity: 4,
+                    lower_bound_capacity: 4,
+                    upper_bound_capacity: 16,
+                    event_fresh_duration: Duration::from_secs(75),
+                },
+                None,
+                None,
+            )
+        }
+
+        #[tokio::test(start_paused = true)]
+        async fn ex5_resize_doubles_while_the_history_is_fresh_up_to_the_bound() {
+            let cache = growing_cache();
+            cache.replace_objects(vec![], "1").unwrap();
+            for rv in 2..6 {
+                cache.process_event(EventType::Added, pod(&format!("p{rv}"), rv, "n")).unwrap();
+            }
+            assert_eq!(cache.capacity(), 4);
+            // Full, and the oldest event is seconds old: double instead of evicting.
+            cache.process_event(EventType::Added, pod("p6", 6, "n")).unwrap();
+            assert_eq!(cache.capacity(), 8);
+            assert_eq!(cache.len(), 5);
+            for rv in 7..40 {
+                cache.process_event(EventType::Added, pod(&format!("p{rv}"), rv, "n")).unwrap();
+            }
+            assert_eq!(cache.capacity(), 16, "never above the upper bound");
+            assert_eq!(cache.len(), 16);
+        }
+
+        #[tokio::test(start_paused = true)]
+        async fn ex5_resize_halves_when_a_quarter_of_the_history_is_stale() {
+            let cache = growing_cache();
+            cache.replace_objects(vec![], "1").unwrap();
+            for rv in 2..10 {
+                cache.process_event(EventType::Added, pod(&format!("p{rv}"), rv, "n")).unwrap();
+            }
+            assert_eq!(cache.capacity(), 8);
+            tokio::time::advance(Duration::from_secs(80)).await;
+            // Full, and the event capacity/4 from the end is older than 75 s: halve.
+            cache.process_event(EventType::Added, pod("p10", 10, "n")).unwrap();
+            assert_eq!(cache.capacity(), 4);
+            // The newest events survive the shrink.
+            let events = cache.get_all_events_since(6).unwrap();
+            assert_eq!(versions(&events).iter().map(|v| v.1).collect::<Vec<_>>(), [7, 8, 9, 10]);
+            tokio::time::advance(Duration::from_secs(80)).await;
+            cache.process_event(EventType::Added, pod("p11", 11, "n")).unwrap();
+            assert_eq!(cache.capacity(), 4, "never below the lower bound");
+        }
+
+        #[tokio::test(start_paused = true)]
+        async fn ex5_resize_keeps_the_capacity_in_between() {
+            let cache = growing_cache();
+            cache.replace_objects(vec![], "1").unwrap();
+            for rv in 2..6 {
+                cache.process_event(EventType::Added, pod(&format!("p{rv}"), rv, "n")).unwrap();
+                // Spread over 100 s: the oldest is stale but the last quarter is fresh.
+                tokio::time::advance(Duration::from_secs(25)).await;
+            }
+            cache.process_event(EventType::Added, pod("p6", 6, "n")).unwrap();
+            assert_eq!(cache.capacity(), 4);
+        }
+    }
+
+    #[test]
+    fn the_channel_size_holds_about_a_second_of_history_within_caps() {
+        let fresh = EVENT_FRESH_DURATION;
+        // 100 / 75 s → 2, raised to the minimum of 10.
+        assert_eq!(suggested_watch_channel_size(100, fresh, true, true), 10);
+        assert_eq!(suggested_watch_channel_size(100, fresh, true, false), 10);
+        assert_eq!(suggested_watch_channel_size(100, fresh, false, false), 10);
+        // 102,400 / 75 s → 1366, capped by the kind of watcher.
+        let big = DEFAULT_UPPER_BOUND_CAPACITY;
+        assert_eq!(suggested_watch_channel_size(big, fresh, true, true), 10);
+        assert_eq!(suggested_watch_channel_size(big, fresh, true, false), 1000);
+        assert_eq!(suggested_watch_channel_size(big, fresh, false, false), 100);
+        // 7,500 / 75 s → 100.
+        assert_eq!(suggested_watch_channel_size(7_500, fresh, true, false), 100);
+    }
+
+    #[tokio::test]
+    async fn waiting_until_fresh_is_bounded_and_woken_by_events() {
+        let cache = Arc::new(cache(5));
+        cache.replace_objects(vec![], "3").unwrap();
+        assert!(cache.wait_until_fresh(3).await.is_ok());
+        let waiter = {
+            let cache = Arc::clone(&cache);
+            tokio::spawn(async move { cache.wait_until_fresh(5).await })
+        };
+        tokio::task::yield_now().await;
+        cache.process_event(EventType::Added, pod("a", 5, "n")).unwrap();
+        assert!(waiter.await.unwrap().is_ok());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn waiting_for_a_version_the_cache_never_reaches_is_504() {
+        let cache = cache(5);
+        cache.replace_objects(vec![], "3").unwrap();
+        let err = cache.wait_until_fresh(9).await.unwrap_err();
+        assert_eq!(err, StorageError::TooLargeResourceVersion { requested: 9, current: 3 });
+    }
+
+    #[test]
+    fn lists_use_the_node_index_and_sort_by_key() {
+        let cache = cache(5);
+        cache
+            .replace_objects(vec![pod("b", 2, "n1"), pod("a", 2, "n1"), pod("c", 2, "n2")], "2")
+            .unwrap();
+        let on_n1 = SelectionPredicate::parse(&ResourceInfo::PODS, "", "spec.nodeName=n1").unwrap();
+        let (items, rv) = cache.list(Some("ns"), &on_n1);
+        assert_eq!(rv, 2);
+        assert_eq!(items.iter().map(|o| o.name()).collect::<Vec<_>>(), ["a", "b"]);
+        let (items, _) = cache.list(Some("elsewhere"), &SelectionPredicate::default());
+        assert!(items.is_empty());
+    }
+
+    #[test]
+    fn bookmarks_from_storage_only_move_the_version_forward() {
+        let seen = Arc::new(parking_lot::Mutex::new(Vec::new()));
+        let sink = Arc::clone(&seen);
+        let cache = WatchCache::new(
+            ResourceInfo::PODS,
+            WatchCacheOptions::default(),
+            Some(Box::new(move |e: Arc<WatchCacheEvent>| sink.lock().push((e.event_type, e.resource_version)))),
+            None,
+        );
+        cache.replace_objects(vec![], "5").unwrap();
+        cache.update_resource_version("9");
+        cache.update_resource_version("7");
+        assert_eq!(cache.resource_version(), 9);
+        assert_eq!(*seen.lock(), [(EventType::Bookmark, 9)]);
     }
 }
