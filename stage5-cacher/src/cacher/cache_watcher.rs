@@ -303,7 +303,6 @@ impl CacheWatcher {
         initial_events_end: Option<u64>,
         resource_version: u64,
     ) {
-        // ANCHOR: ex5-process
         let deadline = async {
             match self.deadline {
                 Some(deadline) => tokio::time::sleep_until(deadline).await,
@@ -341,7 +340,140 @@ impl CacheWatcher {
             }
         }
         self.stop();
-        // ANCHOR_END: ex5-process
     }
     // ANCHOR_END: process
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::object::{Object, ResourceInfo};
+
+    fn pod(name: &str, rv: u64, node: &str) -> Arc<Object> {
+        let mut obj = Object::new(&ResourceInfo::PODS, Some("ns"), name)
+            .with_data(serde_json::json!({"spec": {"nodeName": node}}));
+        obj.metadata.resource_version = Some(rv.to_string());
+        Arc::new(obj)
+    }
+
+    /// An event as the watch cache builds it: the new object and the previous one.
+    fn event(
+        event_type: EventType,
+        current: Arc<Object>,
+        previous: Option<Arc<Object>>,
+    ) -> Arc<WatchCacheEvent> {
+        let rv = current.resource_version().parse().unwrap();
+        let fields = ResourceInfo::PODS.fields(&current);
+        let mut e = WatchCacheEvent::new(
+            event_type,
+            Arc::new(CachedObject::new(current)),
+            fields,
+            Arc::from("ns/pod"),
+            rv,
+        );
+        if let Some(prev) = previous {
+            e.prev_obj_fields = ResourceInfo::PODS.fields(&prev);
+            e.prev_object = Some(Arc::new(CachedObject::new(prev)));
+        }
+        Arc::new(e)
+    }
+
+    fn on_node(node: &str) -> WatchFilter {
+        WatchFilter {
+            namespace: None,
+            predicate: SelectionPredicate::parse(
+                &ResourceInfo::PODS,
+                "",
+                &format!("spec.nodeName={node}"),
+            )
+            .unwrap(),
+        }
+    }
+
+    fn summary(e: Option<WatcherEvent>) -> Option<(EventType, String, String)> {
+        match e? {
+            WatcherEvent::Object { event_type, object } => Some((
+                event_type,
+                object.object().data["spec"]["nodeName"].as_str().unwrap_or("").to_string(),
+                object.object().resource_version().to_string(),
+            )),
+            WatcherEvent::Bookmark(b) => Some((EventType::Bookmark, String::new(), b.resource_version)),
+            WatcherEvent::Error(_) => Some((EventType::Error, String::new(), String::new())),
+        }
+    }
+
+    mod ex5_convert {
+        use super::*;
+
+        /// Upstream's `TestCacheWatcherCleanupNotBlockedByResult`-era filter table, for a
+        /// watcher of pods on `node-1`: a pod scheduled there, moved away, back, deleted.
+        #[test]
+        fn ex5_convert_follows_a_pod_across_nodes() {
+            let (watcher, _channels) = CacheWatcher::new(10, on_node("node-1"), None, false, "t".into());
+            let e = |t, cur, prev| summary(watcher.convert_to_watch_event(&event(t, cur, prev)));
+            let ev = |t: EventType, node: &str, rv: &str| Some((t, node.to_string(), rv.to_string()));
+            // Created elsewhere: nothing.
+            assert_eq!(e(EventType::Added, pod("p", 1, ""), None), None);
+            // Scheduled onto node-1: Added.
+            assert_eq!(e(EventType::Modified, pod("p", 2, "node-1"), Some(pod("p", 1, ""))), ev(EventType::Added, "node-1", "2"));
+            // Changed on node-1: Modified.
+            assert_eq!(e(EventType::Modified, pod("p", 3, "node-1"), Some(pod("p", 2, "node-1"))), ev(EventType::Modified, "node-1", "3"));
+            // Moved away: Deleted, with the previous object at the event's version.
+            assert_eq!(e(EventType::Modified, pod("p", 4, "node-2"), Some(pod("p", 3, "node-1"))), ev(EventType::Deleted, "node-1", "4"));
+            // Changed elsewhere: nothing.
+            assert_eq!(e(EventType::Modified, pod("p", 5, "node-2"), Some(pod("p", 4, "node-2"))), None);
+            // Back, then deleted while on node-1: Added, then Deleted at the delete's version.
+            assert_eq!(e(EventType::Modified, pod("p", 6, "node-1"), Some(pod("p", 5, "node-2"))), ev(EventType::Added, "node-1", "6"));
+            assert_eq!(e(EventType::Deleted, pod("p", 7, "node-1"), Some(pod("p", 6, "node-1"))), ev(EventType::Deleted, "node-1", "7"));
+            // Deleted elsewhere: nothing.
+            assert_eq!(e(EventType::Deleted, pod("p", 8, "node-2"), Some(pod("p", 7, "node-2"))), None);
+        }
+
+        #[test]
+        fn ex5_convert_shares_the_deleted_object_between_watchers() {
+            let (a, _ca) = CacheWatcher::new(10, on_node("node-1"), None, false, "a".into());
+            let (b, _cb) = CacheWatcher::new(10, on_node("node-1"), None, false, "b".into());
+            let moved = event(EventType::Modified, pod("p", 4, "node-2"), Some(pod("p", 3, "node-1")));
+            let (Some(WatcherEvent::Object { object: x, .. }), Some(WatcherEvent::Object { object: y, .. })) =
+                (a.convert_to_watch_event(&moved), b.convert_to_watch_event(&moved))
+            else {
+                panic!("both watchers get a Deleted event");
+            };
+            assert!(Arc::ptr_eq(&x, &y), "one object (and one encoding) for every watcher");
+        }
+    }
+
+    #[tokio::test]
+    async fn no_event_at_or_below_the_starting_version_is_delivered_again() {
+        let (watcher, channels) = CacheWatcher::new(10, WatchFilter::default(), None, false, "t".into());
+        let initial = vec![event(EventType::Added, pod("p", 5, "n"), None)];
+        let mut result = channels.result_rx;
+        let task = tokio::spawn(Arc::clone(&watcher).process(channels.input, channels.result_tx, initial, None, 5));
+        for rv in [4, 5, 6] {
+            assert!(watcher.nonblocking_add(&event(EventType::Modified, pod("p", rv, "n"), Some(pod("p", rv - 1, "n")))));
+        }
+        let got: Vec<_> = [result.recv().await, result.recv().await]
+            .into_iter()
+            .map(|e| summary(e).map(|s| (s.0, s.2)))
+            .collect();
+        assert_eq!(got, [Some((EventType::Added, "5".into())), Some((EventType::Modified, "6".into()))]);
+        watcher.stop();
+        assert!(tokio::time::timeout(Duration::from_secs(5), result.recv()).await.unwrap().is_none(), "stopping closes the result");
+        task.await.unwrap();
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_deadline_ends_the_watch_and_bookmarks_come_two_seconds_before_it() {
+        let now = Instant::now();
+        let deadline = now + Duration::from_secs(10);
+        let (watcher, channels) = CacheWatcher::new(10, WatchFilter::default(), Some(deadline), true, "t".into());
+        assert_eq!(watcher.next_bookmark_time(now, Duration::from_secs(60)), Some(deadline - Duration::from_secs(2)));
+        assert_eq!(watcher.next_bookmark_time(now, Duration::from_secs(5)), Some(now + Duration::from_secs(5)));
+        assert_eq!(watcher.next_bookmark_time(deadline - Duration::from_secs(1), Duration::from_secs(5)), None);
+        let mut result = channels.result_rx;
+        tokio::spawn(Arc::clone(&watcher).process(channels.input, channels.result_tx, vec![], None, 0));
+        assert!(result.recv().await.is_none());
+        assert_eq!(Instant::now(), deadline);
+        assert!(watcher.is_stopped());
+    }
 }
