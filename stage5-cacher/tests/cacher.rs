@@ -12,7 +12,9 @@ use stage5_cacher::cacher::{Cacher, CacherConfig};
 use stage5_cacher::object::{Object, ResourceInfo, SelectionPredicate};
 use stage5_cacher::storage::etcd3::Etcd3Store;
 use stage5_cacher::storage::kv::{EmbeddedKv, Kv};
-use stage5_cacher::storage::{Preconditions, Storage, StorageError, UpdateFn, list_prefix, object_key};
+use stage5_cacher::storage::{
+    Preconditions, Storage, StorageError, UpdateFn, list_prefix, object_key,
+};
 
 const WAIT: Duration = Duration::from_secs(10);
 
@@ -67,7 +69,10 @@ async fn watch(f: &Fixture, options: WatchOptions, labels: &str, fields: &str) -
 }
 
 fn from(rv: &str) -> WatchOptions {
-    WatchOptions { resource_version: rv.into(), ..WatchOptions::default() }
+    WatchOptions {
+        resource_version: rv.into(),
+        ..WatchOptions::default()
+    }
 }
 
 async fn next(w: &mut Watch<Object>) -> WatchEvent<Object> {
@@ -89,25 +94,47 @@ fn describe(event: &WatchEvent<Object>) -> (&'static str, String, String) {
         WatchEvent::Modified(o) => ("MODIFIED", o.name().into(), o.resource_version().into()),
         WatchEvent::Deleted(o) => ("DELETED", o.name().into(), o.resource_version().into()),
         WatchEvent::Bookmark(b) => ("BOOKMARK", String::new(), b.resource_version.clone()),
-        WatchEvent::Error(s) => ("ERROR", s.code.unwrap_or(0).to_string(), s.message.clone().unwrap_or_default()),
+        WatchEvent::Error(s) => (
+            "ERROR",
+            s.code.unwrap_or(0).to_string(),
+            s.message.clone().unwrap_or_default(),
+        ),
     }
 }
 
 #[tokio::test]
 async fn a_watch_below_the_window_gets_410_and_one_at_the_current_version_waits() {
     let f = fixture(CacherConfig::default().capacity(5)).await;
-    let first = f.store.create_object(key("p"), pod("p", &[], "n")).await.unwrap();
+    let first = f
+        .store
+        .create_object(key("p"), pod("p", &[], "n"))
+        .await
+        .unwrap();
     let mut last = first.clone();
     for n in 0..10 {
-        last = f.store.update_object(key("p"), Preconditions::default(), set_count(n)).await.unwrap();
+        last = f
+            .store
+            .update_object(key("p"), Preconditions::default(), set_count(n))
+            .await
+            .unwrap();
     }
     // A consistent list waits until the cache has the last write.
-    f.cacher.get_list(prefix(), ListOptions::default(), SelectionPredicate::default()).await.unwrap();
+    f.cacher
+        .get_list(
+            prefix(),
+            ListOptions::default(),
+            SelectionPredicate::default(),
+        )
+        .await
+        .unwrap();
     let mut current = watch(&f, from(last.resource_version()), "", "").await;
     let mut old = watch(&f, from(first.resource_version()), "", "").await;
     let (kind, code, message) = describe(&next(&mut old).await);
     assert_eq!((kind, code.as_str()), ("ERROR", "410"));
-    assert!(message.starts_with("too old resource version: "), "{message}");
+    assert!(
+        message.starts_with("too old resource version: "),
+        "{message}"
+    );
     assert!(old.next().await.is_none(), "the error ends the watch");
     nothing_within(&mut current, Duration::from_millis(300)).await;
 }
@@ -115,33 +142,77 @@ async fn a_watch_below_the_window_gets_410_and_one_at_the_current_version_waits(
 #[tokio::test]
 async fn three_selectors_see_label_changes_and_a_delete() {
     let f = fixture(CacherConfig::default()).await;
-    let start = f.store.current_resource_version().await.unwrap().to_string();
+    let start = f
+        .store
+        .current_resource_version()
+        .await
+        .unwrap()
+        .to_string();
     let mut all = watch(&f, from(&start), "", "").await;
     let mut foo = watch(&f, from(&start), "filter=foo", "").await;
     let mut bar = watch(&f, from(&start), "filter=bar", "").await;
 
-    let created = f.store.create_object(key("p"), pod("p", &[("filter", "foo")], "n")).await.unwrap();
+    let created = f
+        .store
+        .create_object(key("p"), pod("p", &[("filter", "foo")], "n"))
+        .await
+        .unwrap();
     let v1 = created.resource_version().to_string();
-    let to_bar = f.store.update_object(key("p"), Preconditions::default(), set_labels(&[("filter", "bar")])).await.unwrap();
+    let to_bar = f
+        .store
+        .update_object(
+            key("p"),
+            Preconditions::default(),
+            set_labels(&[("filter", "bar")]),
+        )
+        .await
+        .unwrap();
     let v2 = to_bar.resource_version().to_string();
-    let gone = f.store.delete_object(key("p"), Preconditions::default()).await.unwrap();
+    let gone = f
+        .store
+        .delete_object(key("p"), Preconditions::default())
+        .await
+        .unwrap();
     let v3 = gone.resource_version().to_string();
 
     let p = "p".to_string();
-    assert_eq!(describe(&next(&mut all).await), ("ADDED", p.clone(), v1.clone()));
-    assert_eq!(describe(&next(&mut all).await), ("MODIFIED", p.clone(), v2.clone()));
-    assert_eq!(describe(&next(&mut all).await), ("DELETED", p.clone(), v3.clone()));
+    assert_eq!(
+        describe(&next(&mut all).await),
+        ("ADDED", p.clone(), v1.clone())
+    );
+    assert_eq!(
+        describe(&next(&mut all).await),
+        ("MODIFIED", p.clone(), v2.clone())
+    );
+    assert_eq!(
+        describe(&next(&mut all).await),
+        ("DELETED", p.clone(), v3.clone())
+    );
 
-    assert_eq!(describe(&next(&mut foo).await), ("ADDED", p.clone(), v1.clone()));
+    assert_eq!(
+        describe(&next(&mut foo).await),
+        ("ADDED", p.clone(), v1.clone())
+    );
     let left = next(&mut foo).await;
     assert_eq!(describe(&left), ("DELETED", p.clone(), v2.clone()));
-    let WatchEvent::Deleted(obj) = left else { unreachable!() };
-    assert_eq!(obj.metadata.labels.as_ref().unwrap()["filter"], "foo", "the object as foo last saw it");
+    let WatchEvent::Deleted(obj) = left else {
+        unreachable!()
+    };
+    assert_eq!(
+        obj.metadata.labels.as_ref().unwrap()["filter"],
+        "foo",
+        "the object as foo last saw it"
+    );
 
-    assert_eq!(describe(&next(&mut bar).await), ("ADDED", p.clone(), v2.clone()));
+    assert_eq!(
+        describe(&next(&mut bar).await),
+        ("ADDED", p.clone(), v2.clone())
+    );
     let deleted = next(&mut bar).await;
     assert_eq!(describe(&deleted), ("DELETED", p.clone(), v3.clone()));
-    let WatchEvent::Deleted(obj) = deleted else { unreachable!() };
+    let WatchEvent::Deleted(obj) = deleted else {
+        unreachable!()
+    };
     assert_eq!(obj.metadata.labels.as_ref().unwrap()["filter"], "bar");
 
     nothing_within(&mut foo, Duration::from_millis(200)).await;
@@ -151,7 +222,11 @@ async fn three_selectors_see_label_changes_and_a_delete() {
 async fn lock_step(f: &Fixture, readers: &mut [Watch<Object>], count: u64) -> Vec<Vec<String>> {
     let mut seen = vec![Vec::new(); readers.len()];
     for n in 0..count {
-        let updated = f.store.update_object(key("p"), Preconditions::default(), set_count(n)).await.unwrap();
+        let updated = f
+            .store
+            .update_object(key("p"), Preconditions::default(), set_count(n))
+            .await
+            .unwrap();
         for (reader, seen) in readers.iter_mut().zip(&mut seen) {
             let event = next(reader).await;
             let (kind, _, rv) = describe(&event);
@@ -169,7 +244,11 @@ mod ex5_dispatch {
     #[tokio::test]
     async fn ex5_dispatch_closes_a_blocked_watcher_and_the_fast_ones_get_everything_once() {
         let f = fixture(CacherConfig::default()).await;
-        let created = f.store.create_object(key("p"), pod("p", &[], "n")).await.unwrap();
+        let created = f
+            .store
+            .create_object(key("p"), pod("p", &[], "n"))
+            .await
+            .unwrap();
         let rv = created.resource_version().to_string();
         let mut fast = Vec::new();
         for _ in 0..3 {
@@ -187,7 +266,10 @@ mod ex5_dispatch {
             assert!(item.is_ok());
             received += 1;
         }
-        assert!(received < 60, "the slow watcher was closed, not fed everything ({received})");
+        assert!(
+            received < 60,
+            "the slow watcher was closed, not fed everything ({received})"
+        );
         // Each fast watcher saw every event exactly once.
         for w in &mut fast {
             nothing_within(w, Duration::from_millis(100)).await;
@@ -197,7 +279,11 @@ mod ex5_dispatch {
     #[tokio::test]
     async fn ex5_dispatch_fifty_idle_watchers_do_not_stall_a_reader() {
         let f = fixture(CacherConfig::default()).await;
-        let created = f.store.create_object(key("p"), pod("p", &[], "n")).await.unwrap();
+        let created = f
+            .store
+            .create_object(key("p"), pod("p", &[], "n"))
+            .await
+            .unwrap();
         let rv = created.resource_version().to_string();
         let mut idle = Vec::new();
         for _ in 0..50 {
@@ -213,11 +299,23 @@ mod ex5_dispatch {
     #[tokio::test]
     async fn ex5_dispatch_only_wakes_watchers_of_the_event_s_node() {
         let f = fixture(CacherConfig::default()).await;
-        let rv = f.store.current_resource_version().await.unwrap().to_string();
+        let rv = f
+            .store
+            .current_resource_version()
+            .await
+            .unwrap()
+            .to_string();
         let mut node1 = watch(&f, from(&rv), "", "spec.nodeName=node-1").await;
         let mut node2 = watch(&f, from(&rv), "", "spec.nodeName=node-2").await;
-        let a = f.store.create_object(key("a"), pod("a", &[], "node-1")).await.unwrap();
-        assert_eq!(describe(&next(&mut node1).await), ("ADDED", "a".into(), a.resource_version().into()));
+        let a = f
+            .store
+            .create_object(key("a"), pod("a", &[], "node-1"))
+            .await
+            .unwrap();
+        assert_eq!(
+            describe(&next(&mut node1).await),
+            ("ADDED", "a".into(), a.resource_version().into())
+        );
         let moved = f
             .store
             .update_object(
@@ -232,26 +330,54 @@ mod ex5_dispatch {
             .await
             .unwrap();
         // The previous node's watcher gets the Deleted, the new node's the Added.
-        assert_eq!(describe(&next(&mut node1).await), ("DELETED", "a".into(), moved.resource_version().into()));
-        assert_eq!(describe(&next(&mut node2).await), ("ADDED", "a".into(), moved.resource_version().into()));
+        assert_eq!(
+            describe(&next(&mut node1).await),
+            ("DELETED", "a".into(), moved.resource_version().into())
+        );
+        assert_eq!(
+            describe(&next(&mut node2).await),
+            ("ADDED", "a".into(), moved.resource_version().into())
+        );
     }
 }
 
 #[tokio::test(start_paused = true)]
 async fn bookmarks_arrive_when_allowed_and_never_otherwise() {
     let f = fixture(CacherConfig::default().bookmark_frequency(Duration::from_secs(1))).await;
-    let created = f.store.create_object(key("p"), pod("p", &[], "n")).await.unwrap();
+    let created = f
+        .store
+        .create_object(key("p"), pod("p", &[], "n"))
+        .await
+        .unwrap();
     let rv = created.resource_version().to_string();
-    let with = WatchOptions { allow_watch_bookmarks: true, ..from(&rv) };
+    let with = WatchOptions {
+        allow_watch_bookmarks: true,
+        ..from(&rv)
+    };
     let mut bookmarks = watch(&f, with, "", "").await;
     let mut none = watch(&f, from(&rv), "", "").await;
     let start = tokio::time::Instant::now();
-    let updated = f.store.update_object(key("p"), Preconditions::default(), set_count(1)).await.unwrap();
+    let updated = f
+        .store
+        .update_object(key("p"), Preconditions::default(), set_count(1))
+        .await
+        .unwrap();
     assert_eq!(describe(&next(&mut bookmarks).await).0, "MODIFIED");
     assert_eq!(describe(&next(&mut none).await).0, "MODIFIED");
     let event = next(&mut bookmarks).await;
-    assert_eq!(describe(&event), ("BOOKMARK", String::new(), updated.resource_version().to_string()));
-    assert!(start.elapsed() <= Duration::from_secs(3), "bookmark after {:?}", start.elapsed());
+    assert_eq!(
+        describe(&event),
+        (
+            "BOOKMARK",
+            String::new(),
+            updated.resource_version().to_string()
+        )
+    );
+    assert!(
+        start.elapsed() <= Duration::from_secs(3),
+        "bookmark after {:?}",
+        start.elapsed()
+    );
     // Versions never go backwards, and the next bookmark comes about a second later.
     let again = next(&mut bookmarks).await;
     assert_eq!(describe(&again).0, "BOOKMARK");
@@ -261,8 +387,16 @@ async fn bookmarks_arrive_when_allowed_and_never_otherwise() {
 #[tokio::test]
 async fn send_initial_events_streams_the_state_then_a_bookmark_then_changes() {
     let f = fixture(CacherConfig::default()).await;
-    let a = f.store.create_object(key("a"), pod("a", &[], "n")).await.unwrap();
-    let b = f.store.create_object(key("b"), pod("b", &[], "n")).await.unwrap();
+    let a = f
+        .store
+        .create_object(key("a"), pod("a", &[], "n"))
+        .await
+        .unwrap();
+    let b = f
+        .store
+        .create_object(key("b"), pod("b", &[], "n"))
+        .await
+        .unwrap();
     let current = b.resource_version().to_string();
     // resourceVersion "" (consistent), "0" (any) and an explicit version, with NotOlderThan.
     for rv in ["", "0", current.as_str()] {
@@ -274,8 +408,15 @@ async fn send_initial_events_streams_the_state_then_a_bookmark_then_changes() {
             ..WatchOptions::default()
         };
         let mut w = watch(&f, options, "", "").await;
-        assert_eq!(describe(&next(&mut w).await), ("ADDED", "a".into(), a.resource_version().into()), "rv {rv:?}");
-        assert_eq!(describe(&next(&mut w).await), ("ADDED", "b".into(), b.resource_version().into()));
+        assert_eq!(
+            describe(&next(&mut w).await),
+            ("ADDED", "a".into(), a.resource_version().into()),
+            "rv {rv:?}"
+        );
+        assert_eq!(
+            describe(&next(&mut w).await),
+            ("ADDED", "b".into(), b.resource_version().into())
+        );
         match next(&mut w).await {
             WatchEvent::Bookmark(bm) => {
                 assert!(bm.is_initial_events_end(), "rv {rv:?}: {bm:?}");
@@ -285,12 +426,22 @@ async fn send_initial_events_streams_the_state_then_a_bookmark_then_changes() {
         }
     }
     // Without bookmarks allowed: the state, no bookmark, then changes.
-    let options = WatchOptions { send_initial_events: true, ..WatchOptions::default() };
+    let options = WatchOptions {
+        send_initial_events: true,
+        ..WatchOptions::default()
+    };
     let mut w = watch(&f, options, "", "").await;
     assert_eq!(describe(&next(&mut w).await).0, "ADDED");
     assert_eq!(describe(&next(&mut w).await).0, "ADDED");
-    let c = f.store.create_object(key("c"), pod("c", &[], "n")).await.unwrap();
-    assert_eq!(describe(&next(&mut w).await), ("ADDED", "c".into(), c.resource_version().into()));
+    let c = f
+        .store
+        .create_object(key("c"), pod("c", &[], "n"))
+        .await
+        .unwrap();
+    assert_eq!(
+        describe(&next(&mut w).await),
+        ("ADDED", "c".into(), c.resource_version().into())
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -305,8 +456,15 @@ async fn a_version_the_cache_does_not_reach_is_504() {
     let mut w = watch(&f, options, "", "").await;
     let (kind, code, _) = describe(&next(&mut w).await);
     assert_eq!((kind, code.as_str()), ("ERROR", "504"));
-    let list = ListOptions { resource_version: "999999".into(), ..ListOptions::default() };
-    let err = f.cacher.get_list(prefix(), list, SelectionPredicate::default()).await.unwrap_err();
+    let list = ListOptions {
+        resource_version: "999999".into(),
+        ..ListOptions::default()
+    };
+    let err = f
+        .cacher
+        .get_list(prefix(), list, SelectionPredicate::default())
+        .await
+        .unwrap_err();
     assert_eq!(err.code(), 504);
 }
 
@@ -316,41 +474,109 @@ async fn not_ready_is_429() {
     let store = Etcd3Store::new(kv, ResourceInfo::PODS);
     // On this single-threaded runtime the Reflector has not run yet.
     let cacher = Cacher::new(store, CacherConfig::default());
-    let err = cacher.watch(prefix(), WatchOptions::default(), SelectionPredicate::default()).await.unwrap_err();
+    let err = cacher
+        .watch(
+            prefix(),
+            WatchOptions::default(),
+            SelectionPredicate::default(),
+        )
+        .await
+        .unwrap_err();
     assert_eq!(err, StorageError::TooManyRequests);
     assert_eq!(err.to_status().code, Some(429));
     // Lists go to etcd meanwhile.
-    assert!(cacher.get_list(prefix(), ListOptions::default(), SelectionPredicate::default()).await.is_ok());
+    assert!(
+        cacher
+            .get_list(
+                prefix(),
+                ListOptions::default(),
+                SelectionPredicate::default()
+            )
+            .await
+            .is_ok()
+    );
 }
 
 #[tokio::test]
 async fn lists_come_from_the_cache_by_resource_version() {
     let f = fixture(CacherConfig::default()).await;
-    let a = f.store.create_object(key("a"), pod("a", &[("app", "web")], "node-0")).await.unwrap();
-    f.store.create_object(key("b"), pod("b", &[("app", "db")], "node-1")).await.unwrap();
+    let a = f
+        .store
+        .create_object(key("a"), pod("a", &[("app", "web")], "node-0"))
+        .await
+        .unwrap();
+    f.store
+        .create_object(key("b"), pod("b", &[("app", "db")], "node-1"))
+        .await
+        .unwrap();
     // "": consistent: sees the writes just made.
-    let list = f.cacher.get_list(prefix(), ListOptions::default(), SelectionPredicate::default()).await.unwrap();
-    assert_eq!(list.items.iter().map(|o| o.name()).collect::<Vec<_>>(), ["a", "b"]);
-    let on_node = SelectionPredicate::parse(&ResourceInfo::PODS, "", "spec.nodeName=node-0").unwrap();
-    let at_a = ListOptions { resource_version: a.resource_version().into(), ..ListOptions::default() };
+    let list = f
+        .cacher
+        .get_list(
+            prefix(),
+            ListOptions::default(),
+            SelectionPredicate::default(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        list.items.iter().map(|o| o.name()).collect::<Vec<_>>(),
+        ["a", "b"]
+    );
+    let on_node =
+        SelectionPredicate::parse(&ResourceInfo::PODS, "", "spec.nodeName=node-0").unwrap();
+    let at_a = ListOptions {
+        resource_version: a.resource_version().into(),
+        ..ListOptions::default()
+    };
     let list = f.cacher.get_list(prefix(), at_a, on_node).await.unwrap();
     assert_eq!(list.items.len(), 1);
     assert!(list.resource_version >= a.resource_version().parse::<u64>().unwrap());
     // The objects are the cache's, shared, not copies.
-    let again = f.cacher.get_list(prefix(), ListOptions { resource_version: "0".into(), ..ListOptions::default() }, SelectionPredicate::default()).await.unwrap();
-    let first = f.cacher.get_list(prefix(), ListOptions { resource_version: "0".into(), ..ListOptions::default() }, SelectionPredicate::default()).await.unwrap();
+    let again = f
+        .cacher
+        .get_list(
+            prefix(),
+            ListOptions {
+                resource_version: "0".into(),
+                ..ListOptions::default()
+            },
+            SelectionPredicate::default(),
+        )
+        .await
+        .unwrap();
+    let first = f
+        .cacher
+        .get_list(
+            prefix(),
+            ListOptions {
+                resource_version: "0".into(),
+                ..ListOptions::default()
+            },
+            SelectionPredicate::default(),
+        )
+        .await
+        .unwrap();
     assert!(Arc::ptr_eq(&again.items[0], &first.items[0]));
 }
 
 #[tokio::test]
 async fn every_watcher_shares_one_object() {
     let f = fixture(CacherConfig::default()).await;
-    let rv = f.store.current_resource_version().await.unwrap().to_string();
+    let rv = f
+        .store
+        .current_resource_version()
+        .await
+        .unwrap()
+        .to_string();
     let mut watches = Vec::new();
     for _ in 0..3 {
         watches.push(watch(&f, from(&rv), "", "").await);
     }
-    f.store.create_object(key("a"), pod("a", &[], "n")).await.unwrap();
+    f.store
+        .create_object(key("a"), pod("a", &[], "n"))
+        .await
+        .unwrap();
     let mut objects = Vec::new();
     for w in &mut watches {
         match next(w).await {
@@ -365,7 +591,9 @@ async fn every_watcher_shares_one_object() {
 async fn stop_ends_every_watch_and_the_cacher_s_tasks() {
     let f = fixture(CacherConfig::default()).await;
     let mut w = watch(&f, WatchOptions::default(), "", "").await;
-    tokio::time::timeout(WAIT, f.cacher.stop()).await.expect("stop finishes");
+    tokio::time::timeout(WAIT, f.cacher.stop())
+        .await
+        .expect("stop finishes");
     match tokio::time::timeout(WAIT, w.next()).await {
         Ok(None) => {}
         other => panic!("expected the end of the watch, got {other:?}"),
@@ -380,7 +608,13 @@ async fn writes_go_through_to_etcd() {
     let created = f.cacher.create(key("a"), pod("a", &[], "n")).await.unwrap();
     let got = f.store.get_object(key("a")).await.unwrap();
     assert_eq!(got.resource_version(), created.resource_version());
-    f.cacher.guaranteed_update(key("a"), Preconditions::default(), set_count(3)).await.unwrap();
-    f.cacher.delete(key("a"), Preconditions::default()).await.unwrap();
+    f.cacher
+        .guaranteed_update(key("a"), Preconditions::default(), set_count(3))
+        .await
+        .unwrap();
+    f.cacher
+        .delete(key("a"), Preconditions::default())
+        .await
+        .unwrap();
     assert_eq!(f.cacher.get(key("a")).await.unwrap_err().code(), 404);
 }

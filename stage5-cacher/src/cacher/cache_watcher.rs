@@ -212,10 +212,9 @@ impl CacheWatcher {
         let Some(deadline) = deadline else {
             return false;
         };
-        matches!(
-            tokio::time::timeout_at(deadline, self.input.send(Arc::clone(event))).await,
-            Ok(_)
-        )
+        tokio::time::timeout_at(deadline, self.input.send(Arc::clone(event)))
+            .await
+            .is_ok()
     }
     // ANCHOR_END: add
 
@@ -244,12 +243,15 @@ impl CacheWatcher {
             )));
         }
         let current_passes = event.event_type != EventType::Deleted
-            && self
-                .filter
-                .matches(event.object.object().metadata.labels.as_ref(), &event.obj_fields);
+            && self.filter.matches(
+                event.object.object().metadata.labels.as_ref(),
+                &event.obj_fields,
+            );
         let previous_passes = event.prev_object.as_ref().is_some_and(|prev| {
-            self.filter
-                .matches(prev.object().metadata.labels.as_ref(), &event.prev_obj_fields)
+            self.filter.matches(
+                prev.object().metadata.labels.as_ref(),
+                &event.prev_obj_fields,
+            )
         });
         let (event_type, object) = match (current_passes, previous_passes) {
             (true, false) => (EventType::Added, Arc::clone(&event.object)),
@@ -394,10 +396,15 @@ mod tests {
         match e? {
             WatcherEvent::Object { event_type, object } => Some((
                 event_type,
-                object.object().data["spec"]["nodeName"].as_str().unwrap_or("").to_string(),
+                object.object().data["spec"]["nodeName"]
+                    .as_str()
+                    .unwrap_or("")
+                    .to_string(),
                 object.object().resource_version().to_string(),
             )),
-            WatcherEvent::Bookmark(b) => Some((EventType::Bookmark, String::new(), b.resource_version)),
+            WatcherEvent::Bookmark(b) => {
+                Some((EventType::Bookmark, String::new(), b.resource_version))
+            }
             WatcherEvent::Error(_) => Some((EventType::Error, String::new(), String::new())),
         }
     }
@@ -409,56 +416,142 @@ mod tests {
         /// watcher of pods on `node-1`: a pod scheduled there, moved away, back, deleted.
         #[test]
         fn ex5_convert_follows_a_pod_across_nodes() {
-            let (watcher, _channels) = CacheWatcher::new(10, on_node("node-1"), None, false, "t".into());
+            let (watcher, _channels) =
+                CacheWatcher::new(10, on_node("node-1"), None, false, "t".into());
             let e = |t, cur, prev| summary(watcher.convert_to_watch_event(&event(t, cur, prev)));
-            let ev = |t: EventType, node: &str, rv: &str| Some((t, node.to_string(), rv.to_string()));
+            let ev =
+                |t: EventType, node: &str, rv: &str| Some((t, node.to_string(), rv.to_string()));
             // Created elsewhere: nothing.
             assert_eq!(e(EventType::Added, pod("p", 1, ""), None), None);
             // Scheduled onto node-1: Added.
-            assert_eq!(e(EventType::Modified, pod("p", 2, "node-1"), Some(pod("p", 1, ""))), ev(EventType::Added, "node-1", "2"));
+            assert_eq!(
+                e(
+                    EventType::Modified,
+                    pod("p", 2, "node-1"),
+                    Some(pod("p", 1, ""))
+                ),
+                ev(EventType::Added, "node-1", "2")
+            );
             // Changed on node-1: Modified.
-            assert_eq!(e(EventType::Modified, pod("p", 3, "node-1"), Some(pod("p", 2, "node-1"))), ev(EventType::Modified, "node-1", "3"));
+            assert_eq!(
+                e(
+                    EventType::Modified,
+                    pod("p", 3, "node-1"),
+                    Some(pod("p", 2, "node-1"))
+                ),
+                ev(EventType::Modified, "node-1", "3")
+            );
             // Moved away: Deleted, with the previous object at the event's version.
-            assert_eq!(e(EventType::Modified, pod("p", 4, "node-2"), Some(pod("p", 3, "node-1"))), ev(EventType::Deleted, "node-1", "4"));
+            assert_eq!(
+                e(
+                    EventType::Modified,
+                    pod("p", 4, "node-2"),
+                    Some(pod("p", 3, "node-1"))
+                ),
+                ev(EventType::Deleted, "node-1", "4")
+            );
             // Changed elsewhere: nothing.
-            assert_eq!(e(EventType::Modified, pod("p", 5, "node-2"), Some(pod("p", 4, "node-2"))), None);
+            assert_eq!(
+                e(
+                    EventType::Modified,
+                    pod("p", 5, "node-2"),
+                    Some(pod("p", 4, "node-2"))
+                ),
+                None
+            );
             // Back, then deleted while on node-1: Added, then Deleted at the delete's version.
-            assert_eq!(e(EventType::Modified, pod("p", 6, "node-1"), Some(pod("p", 5, "node-2"))), ev(EventType::Added, "node-1", "6"));
-            assert_eq!(e(EventType::Deleted, pod("p", 7, "node-1"), Some(pod("p", 6, "node-1"))), ev(EventType::Deleted, "node-1", "7"));
+            assert_eq!(
+                e(
+                    EventType::Modified,
+                    pod("p", 6, "node-1"),
+                    Some(pod("p", 5, "node-2"))
+                ),
+                ev(EventType::Added, "node-1", "6")
+            );
+            assert_eq!(
+                e(
+                    EventType::Deleted,
+                    pod("p", 7, "node-1"),
+                    Some(pod("p", 6, "node-1"))
+                ),
+                ev(EventType::Deleted, "node-1", "7")
+            );
             // Deleted elsewhere: nothing.
-            assert_eq!(e(EventType::Deleted, pod("p", 8, "node-2"), Some(pod("p", 7, "node-2"))), None);
+            assert_eq!(
+                e(
+                    EventType::Deleted,
+                    pod("p", 8, "node-2"),
+                    Some(pod("p", 7, "node-2"))
+                ),
+                None
+            );
         }
 
         #[test]
         fn ex5_convert_shares_the_deleted_object_between_watchers() {
             let (a, _ca) = CacheWatcher::new(10, on_node("node-1"), None, false, "a".into());
             let (b, _cb) = CacheWatcher::new(10, on_node("node-1"), None, false, "b".into());
-            let moved = event(EventType::Modified, pod("p", 4, "node-2"), Some(pod("p", 3, "node-1")));
-            let (Some(WatcherEvent::Object { object: x, .. }), Some(WatcherEvent::Object { object: y, .. })) =
-                (a.convert_to_watch_event(&moved), b.convert_to_watch_event(&moved))
+            let moved = event(
+                EventType::Modified,
+                pod("p", 4, "node-2"),
+                Some(pod("p", 3, "node-1")),
+            );
+            let (
+                Some(WatcherEvent::Object { object: x, .. }),
+                Some(WatcherEvent::Object { object: y, .. }),
+            ) = (
+                a.convert_to_watch_event(&moved),
+                b.convert_to_watch_event(&moved),
+            )
             else {
                 panic!("both watchers get a Deleted event");
             };
-            assert!(Arc::ptr_eq(&x, &y), "one object (and one encoding) for every watcher");
+            assert!(
+                Arc::ptr_eq(&x, &y),
+                "one object (and one encoding) for every watcher"
+            );
         }
     }
 
     #[tokio::test]
     async fn no_event_at_or_below_the_starting_version_is_delivered_again() {
-        let (watcher, channels) = CacheWatcher::new(10, WatchFilter::default(), None, false, "t".into());
+        let (watcher, channels) =
+            CacheWatcher::new(10, WatchFilter::default(), None, false, "t".into());
         let initial = vec![event(EventType::Added, pod("p", 5, "n"), None)];
         let mut result = channels.result_rx;
-        let task = tokio::spawn(Arc::clone(&watcher).process(channels.input, channels.result_tx, initial, None, 5));
+        let task = tokio::spawn(Arc::clone(&watcher).process(
+            channels.input,
+            channels.result_tx,
+            initial,
+            None,
+            5,
+        ));
         for rv in [4, 5, 6] {
-            assert!(watcher.nonblocking_add(&event(EventType::Modified, pod("p", rv, "n"), Some(pod("p", rv - 1, "n")))));
+            assert!(watcher.nonblocking_add(&event(
+                EventType::Modified,
+                pod("p", rv, "n"),
+                Some(pod("p", rv - 1, "n"))
+            )));
         }
         let got: Vec<_> = [result.recv().await, result.recv().await]
             .into_iter()
             .map(|e| summary(e).map(|s| (s.0, s.2)))
             .collect();
-        assert_eq!(got, [Some((EventType::Added, "5".into())), Some((EventType::Modified, "6".into()))]);
+        assert_eq!(
+            got,
+            [
+                Some((EventType::Added, "5".into())),
+                Some((EventType::Modified, "6".into()))
+            ]
+        );
         watcher.stop();
-        assert!(tokio::time::timeout(Duration::from_secs(5), result.recv()).await.unwrap().is_none(), "stopping closes the result");
+        assert!(
+            tokio::time::timeout(Duration::from_secs(5), result.recv())
+                .await
+                .unwrap()
+                .is_none(),
+            "stopping closes the result"
+        );
         task.await.unwrap();
     }
 
@@ -466,12 +559,28 @@ mod tests {
     async fn the_deadline_ends_the_watch_and_bookmarks_come_two_seconds_before_it() {
         let now = Instant::now();
         let deadline = now + Duration::from_secs(10);
-        let (watcher, channels) = CacheWatcher::new(10, WatchFilter::default(), Some(deadline), true, "t".into());
-        assert_eq!(watcher.next_bookmark_time(now, Duration::from_secs(60)), Some(deadline - Duration::from_secs(2)));
-        assert_eq!(watcher.next_bookmark_time(now, Duration::from_secs(5)), Some(now + Duration::from_secs(5)));
-        assert_eq!(watcher.next_bookmark_time(deadline - Duration::from_secs(1), Duration::from_secs(5)), None);
+        let (watcher, channels) =
+            CacheWatcher::new(10, WatchFilter::default(), Some(deadline), true, "t".into());
+        assert_eq!(
+            watcher.next_bookmark_time(now, Duration::from_secs(60)),
+            Some(deadline - Duration::from_secs(2))
+        );
+        assert_eq!(
+            watcher.next_bookmark_time(now, Duration::from_secs(5)),
+            Some(now + Duration::from_secs(5))
+        );
+        assert_eq!(
+            watcher.next_bookmark_time(deadline - Duration::from_secs(1), Duration::from_secs(5)),
+            None
+        );
         let mut result = channels.result_rx;
-        tokio::spawn(Arc::clone(&watcher).process(channels.input, channels.result_tx, vec![], None, 0));
+        tokio::spawn(Arc::clone(&watcher).process(
+            channels.input,
+            channels.result_tx,
+            vec![],
+            None,
+            0,
+        ));
         assert!(result.recv().await.is_none());
         assert_eq!(Instant::now(), deadline);
         assert!(watcher.is_stopped());

@@ -17,6 +17,8 @@ pub mod time_budget;
 pub mod watch_cache;
 
 pub use cache_watcher::{CacheWatcher, WatchFilter, WatcherEvent};
-pub use cacher::{Cacher, CacherConfig, CacherStats, CacherWatch, StorageListerWatcher, WatcherInfo};
+pub use cacher::{
+    Cacher, CacherConfig, CacherStats, CacherWatch, StorageListerWatcher, WatcherInfo,
+};
 pub use time_budget::TimeBudget;
 pub use watch_cache::{CachedObject, WatchCache, WatchCacheEvent, WatchCacheOptions};

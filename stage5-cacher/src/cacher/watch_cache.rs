@@ -399,7 +399,11 @@ impl WatchCache {
 
     /// Mirrors `watchCache.Replace`: a relist. The ring is emptied, the store replaced, the
     /// versions set to the list's, and the cache becomes ready.
-    pub fn replace_objects(&self, objs: Vec<Arc<Object>>, resource_version: &str) -> Result<(), StoreError> {
+    pub fn replace_objects(
+        &self,
+        objs: Vec<Arc<Object>>,
+        resource_version: &str,
+    ) -> Result<(), StoreError> {
         let version = parse_rv(resource_version)?;
         let mut elements = Vec::with_capacity(objs.len());
         for obj in objs {
@@ -465,7 +469,8 @@ impl WatchCache {
     /// has reached `resource_version`; else 504 with the `ResourceVersionTooLarge` cause.
     pub async fn wait_until_fresh(&self, resource_version: u64) -> Result<(), StorageError> {
         let mut rx = self.resource_version_tx.subscribe();
-        let waited = tokio::time::timeout(BLOCK_TIMEOUT, rx.wait_for(|rv| *rv >= resource_version)).await;
+        let waited =
+            tokio::time::timeout(BLOCK_TIMEOUT, rx.wait_for(|rv| *rv >= resource_version)).await;
         match waited {
             Ok(Ok(_)) => Ok(()),
             _ => Err(StorageError::TooLargeResourceVersion {
@@ -476,21 +481,34 @@ impl WatchCache {
     }
 
     /// Mirrors `watchCache.GetAllEventsSince` (taking the read lock itself).
-    pub fn get_all_events_since(&self, resource_version: u64) -> Result<Vec<Arc<WatchCacheEvent>>, StorageError> {
-        self.inner.read().get_all_events_since_thread_unsafe(resource_version, &self.info)
+    pub fn get_all_events_since(
+        &self,
+        resource_version: u64,
+    ) -> Result<Vec<Arc<WatchCacheEvent>>, StorageError> {
+        self.inner
+            .read()
+            .get_all_events_since_thread_unsafe(resource_version, &self.info)
     }
 
     /// Lists the cached objects under `namespace` (all when `None`) that `predicate` selects, in
     /// key order, with the cache's resource version. Uses the node-name index when the field
     /// selector pins `spec.nodeName` (upstream's `listItems` with `IndexFields`).
-    pub fn list(&self, namespace: Option<&str>, predicate: &SelectionPredicate) -> (Vec<Arc<Object>>, u64) {
+    pub fn list(
+        &self,
+        namespace: Option<&str>,
+        predicate: &SelectionPredicate,
+    ) -> (Vec<Arc<Object>>, u64) {
         let inner = self.inner.read();
         let elements = match predicate.field.requires_exact_match("spec.nodeName") {
-            Some(node) if self.info.field_labels.contains(&"spec.nodeName") => {
-                inner.store.by_index(NODE_NAME_INDEX, node).unwrap_or_default()
-            }
+            Some(node) if self.info.field_labels.contains(&"spec.nodeName") => inner
+                .store
+                .by_index(NODE_NAME_INDEX, node)
+                .unwrap_or_default(),
             _ => match namespace {
-                Some(ns) => inner.store.by_index(NAMESPACE_INDEX, ns).unwrap_or_default(),
+                Some(ns) => inner
+                    .store
+                    .by_index(NAMESPACE_INDEX, ns)
+                    .unwrap_or_default(),
                 None => inner.store.list(),
             },
         };
@@ -499,12 +517,21 @@ impl WatchCache {
         let everything = predicate.is_everything();
         let mut selected: Vec<&Arc<StoreElement>> = elements
             .iter()
-            .filter(|e| namespace.is_none_or(|ns| field_value(&e.fields, "metadata.namespace") == Some(ns)))
-            .filter(|e| everything || predicate.matches_attrs(e.object.object().metadata.labels.as_ref(), &e.fields))
+            .filter(|e| {
+                namespace.is_none_or(|ns| field_value(&e.fields, "metadata.namespace") == Some(ns))
+            })
+            .filter(|e| {
+                everything
+                    || predicate
+                        .matches_attrs(e.object.object().metadata.labels.as_ref(), &e.fields)
+            })
             .collect();
         selected.sort_unstable_by(|a, b| a.key.cmp(&b.key));
         (
-            selected.into_iter().map(|e| Arc::clone(e.object.object())).collect(),
+            selected
+                .into_iter()
+                .map(|e| Arc::clone(e.object.object()))
+                .collect(),
             resource_version,
         )
     }
@@ -518,7 +545,12 @@ impl WatchCache {
     /// (capacity / 75 s, at least 10), capped at 10 for a watcher with an index and a trigger
     /// value, 1000 with an index but no trigger value, and 100 without an index.
     pub fn suggested_watch_channel_size(&self, index_exists: bool, trigger_used: bool) -> usize {
-        suggested_watch_channel_size(self.capacity(), self.event_fresh_duration, index_exists, trigger_used)
+        suggested_watch_channel_size(
+            self.capacity(),
+            self.event_fresh_duration,
+            index_exists,
+            trigger_used,
+        )
     }
 }
 
@@ -607,7 +639,10 @@ impl Inner {
 
     /// Mirrors `watchCache.doCacheResizeLocked`: copies the live events into a ring of the new
     /// capacity; shrinking keeps the newest.
-    #[allow(dead_code, reason = "used only by the ex5-resize exercise, which may be stubbed")]
+    #[allow(
+        dead_code,
+        reason = "used only by the ex5-resize exercise, which may be stubbed"
+    )]
     fn do_cache_resize(&mut self, capacity: usize) {
         let mut cache = vec![None; capacity];
         if capacity < self.capacity {
@@ -638,7 +673,9 @@ impl Inner {
         } else if size > 0 {
             self.event_at(self.start_index).resource_version
         } else {
-            return Err(StorageError::Internal("watch cache isn't correctly initialized".into()));
+            return Err(StorageError::Internal(
+                "watch cache isn't correctly initialized".into(),
+            ));
         };
         if resource_version == 0 {
             return Ok(self.all_events_from_store(info));
@@ -660,7 +697,10 @@ impl Inner {
     }
     // ANCHOR_END: get_all_events_since
 
-    #[allow(dead_code, reason = "used only by the ex5-events-since exercise, which may be stubbed")]
+    #[allow(
+        dead_code,
+        reason = "used only by the ex5-events-since exercise, which may be stubbed"
+    )]
     fn event_at(&self, index: usize) -> &Arc<WatchCacheEvent> {
         self.cache[index % self.capacity]
             .as_ref()
@@ -669,7 +709,10 @@ impl Inner {
 
     /// The current state as Added events at the cache's version (what a watch from version 0
     /// starts with).
-    #[allow(dead_code, reason = "used only by the ex5-events-since exercise, which may be stubbed")]
+    #[allow(
+        dead_code,
+        reason = "used only by the ex5-events-since exercise, which may be stubbed"
+    )]
     fn all_events_from_store(&self, _info: &ResourceInfo) -> Vec<Arc<WatchCacheEvent>> {
         let mut elements = self.store.list();
         elements.sort_unstable_by(|a, b| a.key.cmp(&b.key));
@@ -689,7 +732,10 @@ impl Inner {
 }
 
 /// `sort.Search`: the first index in `0..size` for which `below` is false.
-#[allow(dead_code, reason = "used only by the ex5-events-since exercise, which may be stubbed")]
+#[allow(
+    dead_code,
+    reason = "used only by the ex5-events-since exercise, which may be stubbed"
+)]
 fn partition_point(size: usize, below: impl Fn(usize) -> bool) -> usize {
     let (mut lo, mut hi) = (0, size);
     while lo < hi {
@@ -772,7 +818,6 @@ impl ResourceVersionUpdater for WatchCache {
 mod tests {
     use super::*;
 
-
     fn pod(name: &str, rv: u64, node: &str) -> Arc<Object> {
         let mut obj = Object::new(&ResourceInfo::PODS, Some("ns"), name)
             .with_data(serde_json::json!({"spec": {"nodeName": node}}));
@@ -790,7 +835,10 @@ mod tests {
     }
 
     fn versions(events: &[Arc<WatchCacheEvent>]) -> Vec<(EventType, u64)> {
-        events.iter().map(|e| (e.event_type, e.resource_version)).collect()
+        events
+            .iter()
+            .map(|e| (e.event_type, e.resource_version))
+            .collect()
     }
 
     mod ex5_events_since {
@@ -804,28 +852,53 @@ mod tests {
             cache.replace_objects(vec![], "4").unwrap();
             // Before any event, everything after the list version is available.
             assert_eq!(cache.get_all_events_since(4).unwrap().len(), 0);
-            assert!(matches!(cache.get_all_events_since(2), Err(StorageError::Expired(_))));
+            assert!(matches!(
+                cache.get_all_events_since(2),
+                Err(StorageError::Expired(_))
+            ));
 
-            cache.process_event(EventType::Added, pod("pod", 5, "n")).unwrap();
+            cache
+                .process_event(EventType::Added, pod("pod", 5, "n"))
+                .unwrap();
             let events = cache.get_all_events_since(4).unwrap();
             assert_eq!(versions(&events), [(EventType::Added, 5)]);
             assert!(events[0].prev_object.is_none());
 
             for rv in 6..10 {
-                cache.process_event(EventType::Modified, pod("pod", rv, "n")).unwrap();
+                cache
+                    .process_event(EventType::Modified, pod("pod", rv, "n"))
+                    .unwrap();
             }
             // 5 events, nothing evicted yet: the window still starts right after the list.
             assert_eq!(cache.get_all_events_since(4).unwrap().len(), 5);
             let events = cache.get_all_events_since(7).unwrap();
-            assert_eq!(versions(&events), [(EventType::Modified, 8), (EventType::Modified, 9)]);
+            assert_eq!(
+                versions(&events),
+                [(EventType::Modified, 8), (EventType::Modified, 9)]
+            );
             // The previous object is the state before the change.
-            assert_eq!(events[0].prev_object.as_ref().unwrap().object().resource_version(), "7");
+            assert_eq!(
+                events[0]
+                    .prev_object
+                    .as_ref()
+                    .unwrap()
+                    .object()
+                    .resource_version(),
+                "7"
+            );
 
             // Two more: 5 and 6 are evicted; 6 is the oldest version a watch can start from.
-            cache.process_event(EventType::Modified, pod("pod", 10, "n")).unwrap();
-            cache.process_event(EventType::Deleted, pod("pod", 11, "n")).unwrap();
+            cache
+                .process_event(EventType::Modified, pod("pod", 10, "n"))
+                .unwrap();
+            cache
+                .process_event(EventType::Deleted, pod("pod", 11, "n"))
+                .unwrap();
             let err = cache.get_all_events_since(5).unwrap_err();
-            assert_eq!(err, StorageError::Expired("too old resource version: 5 (6)".into()));
+            assert_eq!(
+                err,
+                StorageError::Expired("too old resource version: 5 (6)".into())
+            );
             let events = cache.get_all_events_since(6).unwrap();
             assert_eq!(
                 versions(&events),
@@ -837,11 +910,16 @@ mod tests {
                     (EventType::Deleted, 11)
                 ]
             );
-            assert!(cache.get_by_key("ns/pod").is_none(), "the delete left the store");
+            assert!(
+                cache.get_by_key("ns/pod").is_none(),
+                "the delete left the store"
+            );
             assert_eq!(cache.get_all_events_since(11).unwrap().len(), 0);
 
             // A replace empties the ring; the window starts after the new list.
-            cache.replace_objects(vec![pod("other", 12, "n")], "12").unwrap();
+            cache
+                .replace_objects(vec![pod("other", 12, "n")], "12")
+                .unwrap();
             assert_eq!(cache.get_all_events_since(12).unwrap().len(), 0);
             assert!(cache.get_all_events_since(10).is_err());
             // Version 0: the current state, as Added at the cache's version.
@@ -853,7 +931,10 @@ mod tests {
         #[test]
         fn ex5_events_since_needs_an_initialised_cache() {
             let cache = cache(5);
-            assert!(matches!(cache.get_all_events_since(1), Err(StorageError::Internal(_))));
+            assert!(matches!(
+                cache.get_all_events_since(1),
+                Err(StorageError::Internal(_))
+            ));
         }
     }
 
@@ -879,15 +960,21 @@ mod tests {
             let cache = growing_cache();
             cache.replace_objects(vec![], "1").unwrap();
             for rv in 2..6 {
-                cache.process_event(EventType::Added, pod(&format!("p{rv}"), rv, "n")).unwrap();
+                cache
+                    .process_event(EventType::Added, pod(&format!("p{rv}"), rv, "n"))
+                    .unwrap();
             }
             assert_eq!(cache.capacity(), 4);
             // Full, and the oldest event is seconds old: double instead of evicting.
-            cache.process_event(EventType::Added, pod("p6", 6, "n")).unwrap();
+            cache
+                .process_event(EventType::Added, pod("p6", 6, "n"))
+                .unwrap();
             assert_eq!(cache.capacity(), 8);
             assert_eq!(cache.len(), 5);
             for rv in 7..40 {
-                cache.process_event(EventType::Added, pod(&format!("p{rv}"), rv, "n")).unwrap();
+                cache
+                    .process_event(EventType::Added, pod(&format!("p{rv}"), rv, "n"))
+                    .unwrap();
             }
             assert_eq!(cache.capacity(), 16, "never above the upper bound");
             assert_eq!(cache.len(), 16);
@@ -898,18 +985,27 @@ mod tests {
             let cache = growing_cache();
             cache.replace_objects(vec![], "1").unwrap();
             for rv in 2..10 {
-                cache.process_event(EventType::Added, pod(&format!("p{rv}"), rv, "n")).unwrap();
+                cache
+                    .process_event(EventType::Added, pod(&format!("p{rv}"), rv, "n"))
+                    .unwrap();
             }
             assert_eq!(cache.capacity(), 8);
             tokio::time::advance(Duration::from_secs(80)).await;
             // Full, and the event capacity/4 from the end is older than 75 s: halve.
-            cache.process_event(EventType::Added, pod("p10", 10, "n")).unwrap();
+            cache
+                .process_event(EventType::Added, pod("p10", 10, "n"))
+                .unwrap();
             assert_eq!(cache.capacity(), 4);
             // The newest events survive the shrink.
             let events = cache.get_all_events_since(6).unwrap();
-            assert_eq!(versions(&events).iter().map(|v| v.1).collect::<Vec<_>>(), [7, 8, 9, 10]);
+            assert_eq!(
+                versions(&events).iter().map(|v| v.1).collect::<Vec<_>>(),
+                [7, 8, 9, 10]
+            );
             tokio::time::advance(Duration::from_secs(80)).await;
-            cache.process_event(EventType::Added, pod("p11", 11, "n")).unwrap();
+            cache
+                .process_event(EventType::Added, pod("p11", 11, "n"))
+                .unwrap();
             assert_eq!(cache.capacity(), 4, "never below the lower bound");
         }
 
@@ -918,11 +1014,15 @@ mod tests {
             let cache = growing_cache();
             cache.replace_objects(vec![], "1").unwrap();
             for rv in 2..6 {
-                cache.process_event(EventType::Added, pod(&format!("p{rv}"), rv, "n")).unwrap();
+                cache
+                    .process_event(EventType::Added, pod(&format!("p{rv}"), rv, "n"))
+                    .unwrap();
                 // Spread over 100 s: the oldest is stale but the last quarter is fresh.
                 tokio::time::advance(Duration::from_secs(25)).await;
             }
-            cache.process_event(EventType::Added, pod("p6", 6, "n")).unwrap();
+            cache
+                .process_event(EventType::Added, pod("p6", 6, "n"))
+                .unwrap();
             assert_eq!(cache.capacity(), 4);
         }
     }
@@ -953,7 +1053,9 @@ mod tests {
             tokio::spawn(async move { cache.wait_until_fresh(5).await })
         };
         tokio::task::yield_now().await;
-        cache.process_event(EventType::Added, pod("a", 5, "n")).unwrap();
+        cache
+            .process_event(EventType::Added, pod("a", 5, "n"))
+            .unwrap();
         assert!(waiter.await.unwrap().is_ok());
     }
 
@@ -962,19 +1064,31 @@ mod tests {
         let cache = cache(5);
         cache.replace_objects(vec![], "3").unwrap();
         let err = cache.wait_until_fresh(9).await.unwrap_err();
-        assert_eq!(err, StorageError::TooLargeResourceVersion { requested: 9, current: 3 });
+        assert_eq!(
+            err,
+            StorageError::TooLargeResourceVersion {
+                requested: 9,
+                current: 3
+            }
+        );
     }
 
     #[test]
     fn lists_use_the_node_index_and_sort_by_key() {
         let cache = cache(5);
         cache
-            .replace_objects(vec![pod("b", 2, "n1"), pod("a", 2, "n1"), pod("c", 2, "n2")], "2")
+            .replace_objects(
+                vec![pod("b", 2, "n1"), pod("a", 2, "n1"), pod("c", 2, "n2")],
+                "2",
+            )
             .unwrap();
         let on_n1 = SelectionPredicate::parse(&ResourceInfo::PODS, "", "spec.nodeName=n1").unwrap();
         let (items, rv) = cache.list(Some("ns"), &on_n1);
         assert_eq!(rv, 2);
-        assert_eq!(items.iter().map(|o| o.name()).collect::<Vec<_>>(), ["a", "b"]);
+        assert_eq!(
+            items.iter().map(|o| o.name()).collect::<Vec<_>>(),
+            ["a", "b"]
+        );
         let (items, _) = cache.list(Some("elsewhere"), &SelectionPredicate::default());
         assert!(items.is_empty());
     }
@@ -986,7 +1100,9 @@ mod tests {
         let cache = WatchCache::new(
             ResourceInfo::PODS,
             WatchCacheOptions::default(),
-            Some(Box::new(move |e: Arc<WatchCacheEvent>| sink.lock().push((e.event_type, e.resource_version)))),
+            Some(Box::new(move |e: Arc<WatchCacheEvent>| {
+                sink.lock().push((e.event_type, e.resource_version))
+            })),
             None,
         );
         cache.replace_objects(vec![], "5").unwrap();

@@ -50,7 +50,9 @@ pub fn encode_line(event_type: EventType, object_json: &[u8]) -> Bytes {
 
 /// Encodes an object as JSON (never fails for an [`Object`]; a failure gives `{}`).
 pub fn encode_object(obj: &Object) -> Bytes {
-    serde_json::to_vec(obj).map(Bytes::from).unwrap_or_else(|_| Bytes::from_static(b"{}"))
+    serde_json::to_vec(obj)
+        .map(Bytes::from)
+        .unwrap_or_else(|_| Bytes::from_static(b"{}"))
 }
 
 /// A bookmark object: only kind, apiVersion and metadata (resourceVersion and annotations).

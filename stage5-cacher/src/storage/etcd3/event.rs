@@ -61,7 +61,11 @@ pub fn parse_event(e: &KvEvent) -> Result<Event, String> {
     Ok(Event {
         key: e.kv.key.clone(),
         value: e.kv.value.clone(),
-        prev_value: e.prev_kv.as_ref().map(|p| p.value.clone()).unwrap_or_default(),
+        prev_value: e
+            .prev_kv
+            .as_ref()
+            .map(|p| p.value.clone())
+            .unwrap_or_default(),
         rev: e.kv.mod_revision,
         is_deleted: e.kind == KvEventType::Delete,
         is_created: e.is_create(),

@@ -26,7 +26,9 @@ use crate::storage::kv::Kv;
 /// Mirrors `decodeObj`: JSON to an [`Object`] whose resourceVersion is `rev`.
 pub fn decode(data: &[u8], rev: i64) -> Result<Object, StorageError> {
     let mut obj: Object = serde_json::from_slice(data).map_err(|error| {
-        StorageError::Internal(format!("unable to decode an object stored at revision {rev}: {error}"))
+        StorageError::Internal(format!(
+            "unable to decode an object stored at revision {rev}: {error}"
+        ))
     })?;
     obj.metadata.resource_version = Some(rev.to_string());
     Ok(obj)

@@ -93,7 +93,11 @@ impl Etcd3Store {
     // ANCHOR: create
     /// Mirrors `store.Create`: a transaction that puts the object only if the key does not exist
     /// (mod revision 0), else AlreadyExists. The returned object carries the new revision.
-    pub async fn create_object(&self, key: String, mut obj: Object) -> Result<Arc<Object>, StorageError> {
+    pub async fn create_object(
+        &self,
+        key: String,
+        mut obj: Object,
+    ) -> Result<Arc<Object>, StorageError> {
         if !obj.resource_version().is_empty() {
             return Err(StorageError::BadRequest(
                 "resourceVersion should not be set on objects to be created".into(),
@@ -102,7 +106,11 @@ impl Etcd3Store {
         let data = encode(&mut obj)?;
         let response = self
             .kv
-            .txn(key.clone().into(), Compare::ModRevision(0), TxnOp::Put(data))
+            .txn(
+                key.clone().into(),
+                Compare::ModRevision(0),
+                TxnOp::Put(data),
+            )
             .await
             .map_err(internal)?;
         if !response.succeeded {
@@ -235,7 +243,8 @@ impl Etcd3Store {
         }
         let continue_token = match next_start {
             Some(key) => {
-                let start = String::from_utf8_lossy(&key[prefix.len().min(key.len())..]).into_owned();
+                let start =
+                    String::from_utf8_lossy(&key[prefix.len().min(key.len())..]).into_owned();
                 encode_continue(with_rev, &start)
             }
             None => String::new(),
@@ -243,7 +252,11 @@ impl Etcd3Store {
         Ok(ListResult {
             items,
             resource_version: returned_rv,
-            remaining_item_count: if continue_token.is_empty() { None } else { remaining.filter(|n| *n > 0) },
+            remaining_item_count: if continue_token.is_empty() {
+                None
+            } else {
+                remaining.filter(|n| *n > 0)
+            },
             continue_token,
         })
     }
@@ -259,7 +272,10 @@ impl Etcd3Store {
         preconditions: Preconditions,
         mut update: UpdateFn,
     ) -> Result<Arc<Object>, StorageError> {
-        let mut state = self.get_state(&key).await?.ok_or_else(|| self.not_found(&key))?;
+        let mut state = self
+            .get_state(&key)
+            .await?
+            .ok_or_else(|| self.not_found(&key))?;
         for _ in 0..MAX_UPDATE_ATTEMPTS {
             preconditions.check(&self.info, &state.obj)?;
             let mut new_obj = update(&state.obj)?;
@@ -269,7 +285,11 @@ impl Etcd3Store {
             }
             let response = self
                 .kv
-                .txn(key.clone().into(), Compare::ModRevision(state.mod_revision), TxnOp::Put(data))
+                .txn(
+                    key.clone().into(),
+                    Compare::ModRevision(state.mod_revision),
+                    TxnOp::Put(data),
+                )
                 .await
                 .map_err(internal)?;
             if response.succeeded {
@@ -298,12 +318,19 @@ impl Etcd3Store {
         key: String,
         preconditions: Preconditions,
     ) -> Result<Arc<Object>, StorageError> {
-        let mut state = self.get_state(&key).await?.ok_or_else(|| self.not_found(&key))?;
+        let mut state = self
+            .get_state(&key)
+            .await?
+            .ok_or_else(|| self.not_found(&key))?;
         for _ in 0..MAX_UPDATE_ATTEMPTS {
             preconditions.check(&self.info, &state.obj)?;
             let response = self
                 .kv
-                .txn(key.clone().into(), Compare::ModRevision(state.mod_revision), TxnOp::Delete)
+                .txn(
+                    key.clone().into(),
+                    Compare::ModRevision(state.mod_revision),
+                    TxnOp::Delete,
+                )
                 .await
                 .map_err(internal)?;
             if response.succeeded {
@@ -343,7 +370,8 @@ impl Etcd3Store {
                 recursive: true,
                 progress_notify: options.allow_watch_bookmarks,
                 predicate,
-                initial_events_end_bookmark: options.send_initial_events && options.allow_watch_bookmarks,
+                initial_events_end_bookmark: options.send_initial_events
+                    && options.allow_watch_bookmarks,
             },
         ))
     }
@@ -436,13 +464,15 @@ pub fn decode_continue(token: &str, _prefix: &str) -> Result<(i64, String), Stor
     let data = URL_SAFE_NO_PAD
         .decode(token.trim_end_matches('='))
         .map_err(|_| bad("incorrect encoded start resourceVersion (version meta.k8s.io/v1)"))?;
-    let token: ContinueToken =
-        serde_json::from_slice(&data).map_err(|_| bad("incorrect encoded start resourceVersion"))?;
+    let token: ContinueToken = serde_json::from_slice(&data)
+        .map_err(|_| bad("incorrect encoded start resourceVersion"))?;
     if token.v != "meta.k8s.io/v1" {
         return Err(bad("server does not recognize this encoded version"));
     }
     if token.rv <= 0 {
-        return Err(bad("incorrect encoded start resourceVersion (version meta.k8s.io/v1)"));
+        return Err(bad(
+            "incorrect encoded start resourceVersion (version meta.k8s.io/v1)",
+        ));
     }
     if token.start.is_empty() || token.start.contains("..") || token.start.starts_with('/') {
         return Err(bad("path traversal attempt"));

@@ -109,7 +109,8 @@ impl WatchChan {
     async fn run(self: Arc<Self>) {
         let (incoming_tx, incoming_rx) = mpsc::channel(INCOMING_BUF_SIZE);
         let (err_tx, mut err_rx) = mpsc::channel::<StorageError>(1);
-        let mut producer = tokio::spawn(Arc::clone(&self).start_watching(incoming_tx, err_tx.clone()));
+        let mut producer =
+            tokio::spawn(Arc::clone(&self).start_watching(incoming_tx, err_tx.clone()));
         let consumer = tokio::spawn(Arc::clone(&self).process_event(incoming_rx, err_tx));
 
         tokio::select! {
@@ -300,9 +301,9 @@ impl WatchChan {
         }
         let (current, old) = self.prepare_objs(&e)?;
         let result = match (current, old) {
-            (_, Some(old)) if e.is_deleted => self.filter(&old).then(|| WatchEvent::Deleted(old)),
+            (_, Some(old)) if e.is_deleted => self.filter(&old).then_some(WatchEvent::Deleted(old)),
             (Some(current), _) if e.is_created => {
-                self.filter(&current).then(|| WatchEvent::Added(current))
+                self.filter(&current).then_some(WatchEvent::Added(current))
             }
             (Some(current), _) if self.accept_all() => Some(WatchEvent::Modified(current)),
             (Some(current), old) => {
@@ -324,10 +325,7 @@ impl WatchChan {
 
     /// Mirrors `watchChan.prepareObjs`: decodes the new object (unless deleted) and the old one
     /// (only when deleted or when the filter needs it), both at the event's revision.
-    fn prepare_objs(
-        &self,
-        e: &Event,
-    ) -> Result<(Option<Arc<Object>>, Option<Arc<Object>>), StorageError> {
+    fn prepare_objs(&self, e: &Event) -> Result<DecodedObjects, StorageError> {
         let current = if e.is_deleted {
             None
         } else {
@@ -367,6 +365,9 @@ impl WatchChan {
         let _ = errors.try_send(err);
     }
 }
+
+/// The new and the old object of an event, decoded when needed.
+type DecodedObjects = (Option<Arc<Object>>, Option<Arc<Object>>);
 
 /// Mirrors `interpretWatchError` + `transformErrorToEvent`: compaction is 410 Expired, anything
 /// else is an internal error.
