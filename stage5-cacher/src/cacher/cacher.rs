@@ -1048,7 +1048,7 @@ mod tests {
         tokio::time::advance(Duration::from_secs(1)).await;
         let due = buckets.pop_expired_watchers();
         assert!(Arc::ptr_eq(&due[0][0], &later));
-        // A watcher filed for a past second goes into the current bucket.
+        // A watcher added now is due a minute later.
         assert!(buckets.add_watcher(watcher(None)));
         assert_eq!(buckets.buckets.keys().copied().collect::<Vec<_>>(), [120]);
     }
