@@ -176,6 +176,7 @@ impl CacheWatcher {
         self.stopped.load(Ordering::Acquire)
     }
 
+    // ANCHOR: stop
     /// Mirrors `cacheWatcher.Stop`: unregisters from the Cacher (which stops the watcher).
     /// Idempotent.
     pub fn stop(&self) {
@@ -192,6 +193,7 @@ impl CacheWatcher {
             self.done.cancel();
         }
     }
+    // ANCHOR_END: stop
 
     /// Mirrors `nonblockingAdd`: queues the event if there is room. A watcher whose task has
     /// ended counts as delivered (it wants nothing more).
@@ -218,6 +220,7 @@ impl CacheWatcher {
     }
     // ANCHOR_END: add
 
+    // ANCHOR: next_bookmark_time
     /// Mirrors `nextBookmarkTime`: every `frequency`, but 2 s before the deadline if that comes
     /// first; none if that moment has passed.
     pub fn next_bookmark_time(&self, now: Instant, frequency: Duration) -> Option<Instant> {
@@ -230,6 +233,7 @@ impl CacheWatcher {
         }
         (heartbeat >= now).then_some(heartbeat)
     }
+    // ANCHOR_END: next_bookmark_time
 
     // ANCHOR: convert
     /// Mirrors `cacheWatcher.convertToWatchEvent`: bookmarks pass; otherwise the current object

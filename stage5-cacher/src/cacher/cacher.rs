@@ -242,7 +242,8 @@ struct CacherInner {
     storage: Etcd3Store,
     watch_cache: Arc<WatchCache>,
     state: Mutex<CacherState>,
-    ready: AtomicBool,
+    /// Whether the cache has listed (`ready`), with a channel for waiters.
+    ready: tokio::sync::watch::Sender<bool>,
     listed_once: AtomicBool,
     /// Node-name trigger: pods are indexed by `spec.nodeName`.
     has_trigger: bool,
@@ -347,7 +348,7 @@ impl Cacher {
                     watcher_idx: 0,
                     bookmark_watchers: BookmarkBuckets::new(config.bookmark_frequency),
                 }),
-                ready: AtomicBool::new(false),
+                ready: tokio::sync::watch::Sender::new(false),
                 listed_once: AtomicBool::new(false),
                 budget: TimeBudget::new(),
                 events_dispatched: AtomicU64::new(0),
@@ -392,17 +393,16 @@ impl Cacher {
 
     /// Whether the cache has listed and serves reads and watches.
     pub fn is_ready(&self) -> bool {
-        self.inner.ready.load(Ordering::Acquire)
+        *self.inner.ready.borrow()
     }
 
     /// Waits until ready, up to `timeout`. True if ready.
     pub async fn wait_ready(&self, timeout: Duration) -> bool {
-        let deadline = Instant::now() + timeout;
-        let mut rx = self.inner.watch_cache_ready_rx();
-        tokio::time::timeout_at(deadline, rx.wait_for(|ready| *ready))
-            .await
-            .is_ok()
-            || self.is_ready()
+        let mut rx = self.inner.ready.subscribe();
+        matches!(
+            tokio::time::timeout(timeout, rx.wait_for(|ready| *ready)).await,
+            Ok(Ok(_))
+        )
     }
 
     /// Counters for `/metrics`.
@@ -618,21 +618,14 @@ impl Cacher {
 }
 
 impl CacherInner {
-    fn watch_cache_ready_rx(&self) -> tokio::sync::watch::Receiver<bool> {
-        // Readiness changes rarely; a fresh channel seeded with the state and woken by replace
-        // would be more machinery than polling the flag with the resource version's channel.
-        let (tx, rx) = tokio::sync::watch::channel(self.ready.load(Ordering::Acquire));
-        drop(tx);
-        rx
-    }
-
+    // ANCHOR: forget_watcher
     /// Called after every replace (relist): the first makes the cache ready; a later one means
     /// the cache may have missed events, so every watcher is closed and clients watch again.
     fn on_replace(&self) {
         if self.listed_once.swap(true, Ordering::AcqRel) {
             self.terminate_all_watchers();
         }
-        self.ready.store(true, Ordering::Release);
+        self.ready.send_replace(true);
     }
 
     /// Mirrors `terminateAllWatchers`.
@@ -650,6 +643,7 @@ impl CacherInner {
             watcher.stop_locked();
         }
     }
+    // ANCHOR_END: forget_watcher
 
     // ANCHOR: dispatch_events
     /// Mirrors `Cacher.dispatchEvents`: dispatch each event from the watch cache (but not the
@@ -1056,8 +1050,14 @@ mod tests {
     #[test]
     fn watch_prefixes_name_their_namespace() {
         let pods = ResourceInfo::PODS;
-        assert_eq!(namespace_of_prefix(&pods, "/registry/pods/default/"), Some("default".into()));
+        assert_eq!(
+            namespace_of_prefix(&pods, "/registry/pods/default/"),
+            Some("default".into())
+        );
         assert_eq!(namespace_of_prefix(&pods, "/registry/pods/"), None);
-        assert_eq!(namespace_of_prefix(&ResourceInfo::NODES, "/registry/nodes/"), None);
+        assert_eq!(
+            namespace_of_prefix(&ResourceInfo::NODES, "/registry/nodes/"),
+            None
+        );
     }
 }

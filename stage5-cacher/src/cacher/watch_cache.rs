@@ -554,6 +554,7 @@ impl WatchCache {
     }
 }
 
+// ANCHOR: suggested_watch_channel_size
 /// The channel-size heuristic as a pure function (see
 /// [`WatchCache::suggested_watch_channel_size`]).
 pub fn suggested_watch_channel_size(
@@ -571,6 +572,7 @@ pub fn suggested_watch_channel_size(
     };
     size.min(max)
 }
+// ANCHOR_END: suggested_watch_channel_size
 
 impl Inner {
     /// The ring's capacity.
