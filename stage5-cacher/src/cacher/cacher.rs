@@ -903,7 +903,7 @@ impl CacherWatch {
         self.map(move |event| match event {
             WatcherEvent::Object { event_type, object } => EncodedEvent {
                 event_type,
-                line: encode_line(event_type, object.json()),
+                line: object.line(event_type),
             },
             WatcherEvent::Bookmark(bookmark) => EncodedEvent {
                 event_type: EventType::Bookmark,

@@ -69,6 +69,8 @@ pub fn encode_counters() -> (u64, u64) {
 pub struct CachedObject {
     object: Arc<Object>,
     json: OnceLock<Bytes>,
+    /// The finished watch lines, per event type (Added, Modified, Deleted), also shared.
+    lines: [OnceLock<Bytes>; 3],
 }
 
 impl CachedObject {
@@ -77,6 +79,7 @@ impl CachedObject {
         CachedObject {
             object,
             json: OnceLock::new(),
+            lines: [OnceLock::new(), OnceLock::new(), OnceLock::new()],
         }
     }
 
@@ -93,6 +96,19 @@ impl CachedObject {
             BYTES_ENCODED.fetch_add(json.len() as u64, Ordering::Relaxed);
             json
         })
+    }
+
+    /// The whole watch line (`{"type":…,"object":…}\n`) for this object, built once per event
+    /// type and shared by every watcher that sends it.
+    pub fn line(&self, event_type: EventType) -> Bytes {
+        let slot = match event_type {
+            EventType::Added => &self.lines[0],
+            EventType::Modified => &self.lines[1],
+            EventType::Deleted => &self.lines[2],
+            other => return crate::storage::encode::encode_line(other, self.json()),
+        };
+        slot.get_or_init(|| crate::storage::encode::encode_line(event_type, self.json()))
+            .clone()
     }
 }
 // ANCHOR_END: cached_object
@@ -1073,6 +1089,18 @@ mod tests {
                 current: 3
             }
         );
+    }
+
+    #[test]
+    fn an_object_is_encoded_once_and_its_lines_are_shared() {
+        let cached = CachedObject::new(pod("a", 3, "n"));
+        let added = cached.line(EventType::Added);
+        assert!(added.starts_with(b"{\"type\":\"ADDED\",\"object\":{"));
+        assert!(added.ends_with(b"}\n"));
+        assert_eq!(cached.line(EventType::Added).as_ptr(), added.as_ptr(), "one line for all");
+        let deleted = cached.line(EventType::Deleted);
+        assert!(deleted.starts_with(b"{\"type\":\"DELETED\""));
+        assert_eq!(cached.json().as_ptr(), cached.json().as_ptr());
     }
 
     #[test]

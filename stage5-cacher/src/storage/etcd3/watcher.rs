@@ -17,7 +17,12 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use futures::{Stream, StreamExt};
-use stage3_reflector::{Bookmark, Watch, WatchEvent, WatchItem};
+#[allow(
+    unused_imports,
+    reason = "used only by the ex5-transform exercise, which may be stubbed"
+)]
+use stage3_reflector::Bookmark;
+use stage3_reflector::{Watch, WatchEvent, WatchItem};
 use tokio::sync::mpsc;
 use tokio_util::sync::{CancellationToken, DropGuard};
 
@@ -54,11 +59,19 @@ pub struct WatchChanOptions {
 /// Mirrors `watchChan`: one etcd watch turned into Kubernetes watch events.
 pub struct WatchChan {
     kv: Arc<dyn Kv>,
+    #[allow(
+        dead_code,
+        reason = "used only by the ex5-transform exercise, which may be stubbed"
+    )]
     info: ResourceInfo,
     key: String,
     initial_rev: i64,
     recursive: bool,
     progress_notify: bool,
+    #[allow(
+        dead_code,
+        reason = "used only by the ex5-transform exercise, which may be stubbed"
+    )]
     internal_pred: SelectionPredicate,
     initial_events_end_bookmark: bool,
     /// `ctx` and `cancel`: cancelled by whatever ends the watch, and by dropping the [`Watch`].
@@ -113,6 +126,7 @@ impl WatchChan {
             tokio::spawn(Arc::clone(&self).start_watching(incoming_tx, err_tx.clone()));
         let consumer = tokio::spawn(Arc::clone(&self).process_event(incoming_rx, err_tx));
 
+        let mut producer_done = false;
         tokio::select! {
             biased;
             Some(err) = err_rx.recv() => {
@@ -124,13 +138,15 @@ impl WatchChan {
                     () = self.cancel.cancelled() => {}
                 }
             }
-            _ = &mut producer => {}
+            _ = &mut producer => producer_done = true,
             () = self.cancel.cancelled() => {}
         }
         // Reap every task, whatever ended the watch. Cancelling twice is fine.
         self.cancel.cancel();
         let _ = consumer.await;
-        let _ = producer.await;
+        if !producer_done {
+            let _ = producer.await;
+        }
         // `self` (and with it `result_tx`) drops here: the consumer sees the end of the stream.
     }
     // ANCHOR_END: run
@@ -249,6 +265,7 @@ impl WatchChan {
     }
     // ANCHOR_END: sync
 
+    // ANCHOR: process_event
     /// Mirrors `watchChan.processEvent`: decodes and filters each incoming event and passes the
     /// result on, until cancelled.
     async fn process_event(
@@ -282,6 +299,7 @@ impl WatchChan {
             }
         }
     }
+    // ANCHOR_END: process_event
 
     // ANCHOR: transform
     /// Mirrors `watchChan.transform`: a progress notification becomes a bookmark; otherwise the
@@ -325,6 +343,10 @@ impl WatchChan {
 
     /// Mirrors `watchChan.prepareObjs`: decodes the new object (unless deleted) and the old one
     /// (only when deleted or when the filter needs it), both at the event's revision.
+    #[allow(
+        dead_code,
+        reason = "used only by the ex5-transform exercise, which may be stubbed"
+    )]
     fn prepare_objs(&self, e: &Event) -> Result<DecodedObjects, StorageError> {
         let current = if e.is_deleted {
             None
@@ -341,10 +363,18 @@ impl WatchChan {
         Ok((current, old))
     }
 
+    #[allow(
+        dead_code,
+        reason = "used only by the ex5-transform exercise, which may be stubbed"
+    )]
     fn filter(&self, obj: &Object) -> bool {
         self.internal_pred.is_everything() || self.internal_pred.matches(&self.info, obj)
     }
 
+    #[allow(
+        dead_code,
+        reason = "used only by the ex5-transform exercise, which may be stubbed"
+    )]
     fn accept_all(&self) -> bool {
         self.internal_pred.is_everything()
     }
@@ -367,8 +397,13 @@ impl WatchChan {
 }
 
 /// The new and the old object of an event, decoded when needed.
+#[allow(
+    dead_code,
+    reason = "used only by the ex5-transform exercise, which may be stubbed"
+)]
 type DecodedObjects = (Option<Arc<Object>>, Option<Arc<Object>>);
 
+// ANCHOR: interpret_watch_error
 /// Mirrors `interpretWatchError` + `transformErrorToEvent`: compaction is 410 Expired, anything
 /// else is an internal error.
 pub fn interpret_watch_error(err: KvError) -> StorageError {
@@ -379,6 +414,7 @@ pub fn interpret_watch_error(err: KvError) -> StorageError {
         other => StorageError::Internal(other.to_string()),
     }
 }
+// ANCHOR_END: interpret_watch_error
 
 /// The consumer's end: the result channel, and the guard that cancels the watchChan when the
 /// [`Watch`] drops it.
