@@ -618,3 +618,59 @@ async fn writes_go_through_to_etcd() {
         .unwrap();
     assert_eq!(f.cacher.get(key("a")).await.unwrap_err().code(), 404);
 }
+
+#[tokio::test]
+async fn a_quiet_resource_serves_consistent_reads_through_progress_requests() {
+    let f = fixture(CacherConfig::default()).await;
+    f.store
+        .create_object(key("a"), pod("a", &[], "n"))
+        .await
+        .unwrap();
+    // Another resource moves etcd's revision; nothing changes for pods.
+    let configmaps = Etcd3Store::new(Arc::clone(&f.kv), ResourceInfo::CONFIGMAPS);
+    for i in 0..5 {
+        let cm = Object::new(&ResourceInfo::CONFIGMAPS, Some("ns"), &format!("cm{i}"));
+        configmaps
+            .create_object(
+                object_key(&ResourceInfo::CONFIGMAPS, Some("ns"), &format!("cm{i}")),
+                cm,
+            )
+            .await
+            .unwrap();
+    }
+    let current = configmaps.current_resource_version().await.unwrap();
+    // A consistent list: the pods cache must reach etcd's current revision.
+    let list = tokio::time::timeout(
+        Duration::from_secs(2),
+        f.cacher.get_list(
+            prefix(),
+            ListOptions::default(),
+            SelectionPredicate::default(),
+        ),
+    )
+    .await
+    .expect("well within the 3 s limit")
+    .unwrap();
+    assert_eq!(list.items.len(), 1);
+    assert!(
+        list.resource_version >= current,
+        "{} < {current}",
+        list.resource_version
+    );
+    // A streaming list from "" ends its initial events at that revision too.
+    let options = WatchOptions {
+        send_initial_events: true,
+        allow_watch_bookmarks: true,
+        resource_version_match: Some(ResourceVersionMatch::NotOlderThan),
+        ..WatchOptions::default()
+    };
+    let mut w = watch(&f, options, "", "").await;
+    assert_eq!(describe(&next(&mut w).await).0, "ADDED");
+    match next(&mut w).await {
+        WatchEvent::Bookmark(bm) => {
+            assert!(bm.is_initial_events_end());
+            assert!(bm.resource_version.parse::<u64>().unwrap() >= current);
+        }
+        other => panic!("expected the initial-events-end bookmark, got {other:?}"),
+    }
+}

@@ -36,6 +36,9 @@ use crate::storage::{
 
 /// Mirrors `defaultBookmarkFrequency`: how often a bookmark-allowing watcher gets a bookmark.
 pub const DEFAULT_BOOKMARK_FREQUENCY: Duration = Duration::from_secs(60);
+/// How often a waiting consistent read asks etcd for progress (upstream's
+/// `progressRequestPeriod`).
+pub const PROGRESS_REQUEST_PERIOD: Duration = Duration::from_millis(100);
 /// The dispatcher's bookmark timer: 1 s, jittered by ±25 %.
 pub const BOOKMARK_TIMER_PERIOD: Duration = Duration::from_secs(1);
 
@@ -483,7 +486,7 @@ impl Cacher {
             } else {
                 watch_rv
             };
-            if let Err(err) = inner.watch_cache.wait_until_fresh(required).await {
+            if let Err(err) = inner.wait_until_fresh(required).await {
                 return Ok(CacherWatch::error(inner.info.clone(), err));
             }
         }
@@ -601,9 +604,9 @@ impl Cacher {
         }
         if options.resource_version.is_empty() {
             let current = inner.storage.current_resource_version().await?;
-            inner.watch_cache.wait_until_fresh(current).await?;
+            inner.wait_until_fresh(current).await?;
         } else if list_rv > 0 {
-            inner.watch_cache.wait_until_fresh(list_rv).await?;
+            inner.wait_until_fresh(list_rv).await?;
         }
         let namespace = namespace_of_prefix(&inner.info, &prefix);
         let (items, resource_version) = inner.watch_cache.list(namespace.as_deref(), &predicate);
@@ -618,6 +621,33 @@ impl Cacher {
 }
 
 impl CacherInner {
+    // ANCHOR: wait_until_fresh
+    /// Mirrors `waitUntilFreshAndBlock` with the `progressRequester`: waits up to 3 s for the
+    /// cache to reach `resource_version`, asking etcd for a progress notification every 100 ms
+    /// meanwhile. Without that, a cache of a quiet resource would never learn that etcd's
+    /// revision (moved by other resources' writes) has nothing for it.
+    async fn wait_until_fresh(&self, resource_version: u64) -> Result<(), StorageError> {
+        let deadline = Instant::now() + super::watch_cache::BLOCK_TIMEOUT;
+        loop {
+            if self.watch_cache.resource_version() >= resource_version {
+                return Ok(());
+            }
+            self.storage.request_watch_progress().await;
+            let left = deadline.saturating_duration_since(Instant::now());
+            let step = left.min(PROGRESS_REQUEST_PERIOD);
+            match self
+                .watch_cache
+                .wait_until_fresh_within(resource_version, step)
+                .await
+            {
+                Ok(()) => return Ok(()),
+                Err(err) if left <= PROGRESS_REQUEST_PERIOD => return Err(err),
+                Err(_) => {}
+            }
+        }
+    }
+    // ANCHOR_END: wait_until_fresh
+
     // ANCHOR: forget_watcher
     /// Called after every replace (relist): the first makes the cache ready; a later one means
     /// the cache may have missed events, so every watcher is closed and clients watch again.

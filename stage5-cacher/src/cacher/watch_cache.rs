@@ -484,9 +484,18 @@ impl WatchCache {
     /// Mirrors `watchCache.waitUntilFreshAndBlock`: waits (up to [`BLOCK_TIMEOUT`]) until the cache
     /// has reached `resource_version`; else 504 with the `ResourceVersionTooLarge` cause.
     pub async fn wait_until_fresh(&self, resource_version: u64) -> Result<(), StorageError> {
+        self.wait_until_fresh_within(resource_version, BLOCK_TIMEOUT)
+            .await
+    }
+
+    /// Like [`wait_until_fresh`](Self::wait_until_fresh), waiting at most `timeout`.
+    pub async fn wait_until_fresh_within(
+        &self,
+        resource_version: u64,
+        timeout: Duration,
+    ) -> Result<(), StorageError> {
         let mut rx = self.resource_version_tx.subscribe();
-        let waited =
-            tokio::time::timeout(BLOCK_TIMEOUT, rx.wait_for(|rv| *rv >= resource_version)).await;
+        let waited = tokio::time::timeout(timeout, rx.wait_for(|rv| *rv >= resource_version)).await;
         match waited {
             Ok(Ok(_)) => Ok(()),
             _ => Err(StorageError::TooLargeResourceVersion {
@@ -1097,7 +1106,11 @@ mod tests {
         let added = cached.line(EventType::Added);
         assert!(added.starts_with(b"{\"type\":\"ADDED\",\"object\":{"));
         assert!(added.ends_with(b"}\n"));
-        assert_eq!(cached.line(EventType::Added).as_ptr(), added.as_ptr(), "one line for all");
+        assert_eq!(
+            cached.line(EventType::Added).as_ptr(),
+            added.as_ptr(),
+            "one line for all"
+        );
         let deleted = cached.line(EventType::Deleted);
         assert!(deleted.starts_with(b"{\"type\":\"DELETED\""));
         assert_eq!(cached.json().as_ptr(), cached.json().as_ptr());

@@ -10,7 +10,7 @@ use futures::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 use stage3_reflector::{ListOptions, ResourceVersionMatch, Watch, WatchOptions};
 
-use super::watcher::{WatchChan, WatchChanOptions};
+use super::watcher::{ProgressRegistry, WatchChan, WatchChanOptions};
 use super::{decode, encode};
 use crate::object::{Object, ResourceInfo, SelectionPredicate};
 use crate::storage::kv::{Compare, KeyValue, Kv, KvError, RangeRequest, TxnOp};
@@ -28,6 +28,7 @@ const MAX_UPDATE_ATTEMPTS: usize = 64;
 pub struct Etcd3Store {
     kv: Arc<dyn Kv>,
     info: ResourceInfo,
+    progress: Arc<ProgressRegistry>,
 }
 // ANCHOR_END: etcd3_store
 
@@ -49,12 +50,22 @@ struct ObjState {
 impl Etcd3Store {
     /// Mirrors `etcd3.New`: a store of `info`'s objects over `kv`.
     pub fn new(kv: Arc<dyn Kv>, info: ResourceInfo) -> Self {
-        Etcd3Store { kv, info }
+        Etcd3Store {
+            kv,
+            info,
+            progress: Arc::new(ProgressRegistry::default()),
+        }
     }
 
     /// The backend.
     pub fn kv(&self) -> &Arc<dyn Kv> {
         &self.kv
+    }
+
+    /// Mirrors `store.RequestWatchProgress`: asks this store's open watches (those that asked for
+    /// bookmarks) for a progress notification. Returns how many were asked.
+    pub async fn request_watch_progress(&self) -> usize {
+        self.progress.request_progress().await
     }
 
     /// Mirrors `store.GetCurrentResourceVersion`: etcd's current revision, read with a count-only
@@ -372,6 +383,9 @@ impl Etcd3Store {
                 predicate,
                 initial_events_end_bookmark: options.send_initial_events
                     && options.allow_watch_bookmarks,
+                progress_registry: options
+                    .allow_watch_bookmarks
+                    .then(|| Arc::clone(&self.progress)),
             },
         ))
     }

@@ -30,7 +30,7 @@ use super::decode;
 use super::event::{Event, parse_event, parse_kv, progress_notify_event};
 use crate::object::{Object, ResourceInfo, SelectionPredicate};
 use crate::storage::StorageError;
-use crate::storage::kv::{Kv, KvError, RangeRequest, WatchRequest};
+use crate::storage::kv::{Kv, KvError, ProgressRequester, RangeRequest, WatchRequest};
 
 /// Mirrors `incomingBufSize`: events read from etcd, waiting to be decoded.
 pub const INCOMING_BUF_SIZE: usize = 100;
@@ -53,7 +53,73 @@ pub struct WatchChanOptions {
     /// After the initial sync, send a bookmark annotated `k8s.io/initial-events-end`
     /// (`isInitialEventsEndBookmarkRequired`: `sendInitialEvents` with bookmarks allowed).
     pub initial_events_end_bookmark: bool,
+    /// Where the open etcd watch registers, so that the store can ask it for progress
+    /// ([`ProgressRegistry::request_progress`]).
+    pub progress_registry: Option<Arc<ProgressRegistry>>,
 }
+
+// ANCHOR: progress_registry
+/// The open etcd watches of one store, for `store.RequestWatchProgress`: the Cacher asks for
+/// progress when a consistent read waits, and each watch answers with a progress notification
+/// at etcd's current revision (a bookmark), so a quiet cache catches up without any write.
+#[derive(Default)]
+pub struct ProgressRegistry {
+    watches: parking_lot::Mutex<Vec<(u64, Arc<dyn ProgressRequester>)>>,
+    next_id: std::sync::atomic::AtomicU64,
+}
+
+impl std::fmt::Debug for ProgressRegistry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ProgressRegistry")
+            .field("watches", &self.watches.lock().len())
+            .finish()
+    }
+}
+
+impl ProgressRegistry {
+    /// Asks every open watch for a progress notification. Returns how many were asked.
+    pub async fn request_progress(&self) -> usize {
+        let requesters: Vec<_> = self
+            .watches
+            .lock()
+            .iter()
+            .map(|(_, r)| Arc::clone(r))
+            .collect();
+        for requester in &requesters {
+            if let Err(err) = requester.request_progress().await {
+                tracing::debug!(%err, "progress request failed");
+            }
+        }
+        requesters.len()
+    }
+
+    fn register(self: &Arc<Self>, requester: Arc<dyn ProgressRequester>) -> ProgressRegistration {
+        let id = self
+            .next_id
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.watches.lock().push((id, requester));
+        ProgressRegistration {
+            registry: Arc::clone(self),
+            id,
+        }
+    }
+}
+
+/// Removes a watch from its registry when the watch ends.
+struct ProgressRegistration {
+    registry: Arc<ProgressRegistry>,
+    id: u64,
+}
+
+impl Drop for ProgressRegistration {
+    fn drop(&mut self) {
+        self.registry
+            .watches
+            .lock()
+            .retain(|(id, _)| *id != self.id);
+    }
+}
+// ANCHOR_END: progress_registry
 
 // ANCHOR: watch_chan
 /// Mirrors `watchChan`: one etcd watch turned into Kubernetes watch events.
@@ -74,6 +140,7 @@ pub struct WatchChan {
     )]
     internal_pred: SelectionPredicate,
     initial_events_end_bookmark: bool,
+    progress_registry: Option<Arc<ProgressRegistry>>,
     /// `ctx` and `cancel`: cancelled by whatever ends the watch, and by dropping the [`Watch`].
     cancel: CancellationToken,
     result_tx: mpsc::Sender<WatchItem<Object>>,
@@ -105,6 +172,7 @@ impl WatchChan {
             progress_notify: options.progress_notify,
             internal_pred: options.predicate,
             initial_events_end_bookmark: options.initial_events_end_bookmark,
+            progress_registry: options.progress_registry,
             cancel: cancel.clone(),
             result_tx,
         };
@@ -191,6 +259,10 @@ impl WatchChan {
             Ok(watch) => watch,
             Err(err) => return self.send_error(&errors, interpret_watch_error(err)),
         };
+        let _registration = self
+            .progress_registry
+            .as_ref()
+            .map(|registry| registry.register(Arc::clone(&watch.progress)));
         loop {
             let response = tokio::select! {
                 response = watch.responses.next() => response,
