@@ -20,7 +20,9 @@
 //! `mini-apiserver` binary.
 
 pub mod cacher;
+pub mod fanout;
 pub mod object;
+pub mod server;
 pub mod storage;
 pub mod testing;
 

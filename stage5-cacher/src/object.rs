@@ -440,7 +440,7 @@ fn find_unescaped(s: &str, needle: &str) -> Option<usize> {
             i += 2;
             continue;
         }
-        if s[i..].starts_with(needle) {
+        if bytes[i..].starts_with(needle.as_bytes()) {
             return Some(i);
         }
         i += 1;
