@@ -74,6 +74,7 @@ async fn replay(kv: &Arc<dyn Kv>, from: i64) -> Duration {
             progress_notify: false,
             predicate: SelectionPredicate::default(),
             initial_events_end_bookmark: false,
+            progress_registry: None,
         },
     );
     let consumed = tokio::time::timeout(WAIT, async {
