@@ -250,7 +250,10 @@ struct CacherInner {
     listed_once: AtomicBool,
     /// Node-name trigger: pods are indexed by `spec.nodeName`.
     has_trigger: bool,
-    #[allow(dead_code, reason = "used only by the ex5-dispatch exercise, which may be stubbed")]
+    #[allow(
+        dead_code,
+        reason = "used only by the ex5-dispatch exercise, which may be stubbed"
+    )]
     budget: TimeBudget,
     events_dispatched: AtomicU64,
     watchers_terminated_slow: AtomicU64,
@@ -794,7 +797,10 @@ impl CacherInner {
     /// those due one. Otherwise: those scoped to the event's namespace and name (and the
     /// unscoped), plus those whose trigger value is the event's new or previous node name (all
     /// trigger watchers when the resource has no trigger).
-    #[allow(dead_code, reason = "used only by the ex5-dispatch exercise, which may be stubbed")]
+    #[allow(
+        dead_code,
+        reason = "used only by the ex5-dispatch exercise, which may be stubbed"
+    )]
     fn start_dispatching(
         &self,
         event: &WatchCacheEvent,
@@ -861,7 +867,10 @@ impl CacherInner {
     // ANCHOR_END: start_dispatching
 
     /// Mirrors `finishDispatching`: watchers that just got a bookmark are filed for the next one.
-    #[allow(dead_code, reason = "used only by the ex5-dispatch exercise, which may be stubbed")]
+    #[allow(
+        dead_code,
+        reason = "used only by the ex5-dispatch exercise, which may be stubbed"
+    )]
     fn finish_dispatching(&self, expired_bookmark_watchers: Vec<Arc<CacheWatcher>>) {
         if expired_bookmark_watchers.is_empty() {
             return;

@@ -21,7 +21,10 @@ pub const MAX_BUDGET: Duration = Duration::from_millis(100);
 #[derive(Debug)]
 pub struct TimeBudget {
     state: Mutex<BudgetState>,
-    #[allow(dead_code, reason = "used only by the ex5-time-budget exercise, which may be stubbed")]
+    #[allow(
+        dead_code,
+        reason = "used only by the ex5-time-budget exercise, which may be stubbed"
+    )]
     refresh: Duration,
     max_budget: Duration,
 }
@@ -29,7 +32,10 @@ pub struct TimeBudget {
 #[derive(Debug)]
 struct BudgetState {
     budget: Duration,
-    #[allow(dead_code, reason = "used only by the ex5-time-budget exercise, which may be stubbed")]
+    #[allow(
+        dead_code,
+        reason = "used only by the ex5-time-budget exercise, which may be stubbed"
+    )]
     last: Instant,
 }
 

@@ -249,11 +249,20 @@ pub struct WatchCache {
 /// The state behind the lock.
 pub struct Inner {
     capacity: usize,
-    #[allow(dead_code, reason = "used only by the ex5-resize exercise, which may be stubbed")]
+    #[allow(
+        dead_code,
+        reason = "used only by the ex5-resize exercise, which may be stubbed"
+    )]
     lower_bound_capacity: usize,
-    #[allow(dead_code, reason = "used only by the ex5-resize exercise, which may be stubbed")]
+    #[allow(
+        dead_code,
+        reason = "used only by the ex5-resize exercise, which may be stubbed"
+    )]
     upper_bound_capacity: usize,
-    #[allow(dead_code, reason = "used only by the ex5-resize exercise, which may be stubbed")]
+    #[allow(
+        dead_code,
+        reason = "used only by the ex5-resize exercise, which may be stubbed"
+    )]
     event_fresh_duration: Duration,
     /// The ring: events `start_index..end_index` live at `index % capacity`.
     cache: Vec<Option<Arc<WatchCacheEvent>>>,

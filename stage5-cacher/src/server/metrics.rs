@@ -68,6 +68,17 @@ impl Metrics {
     pub fn watch_errors(&self) -> u64 {
         self.watch_errors.get()
     }
+
+    /// Answered requests so far with this verb, resource and code.
+    pub fn requests(&self, verb: &str, resource: &str, code: u16) -> u64 {
+        self.requests
+            .get_or_create(&vec![
+                ("verb".to_string(), verb.to_string()),
+                ("resource".to_string(), resource.to_string()),
+                ("code".to_string(), code.to_string()),
+            ])
+            .get()
+    }
 }
 
 /// Mirrors `metrics.CleanVerb`: LIST and WATCH told apart from GET, and the resource, for a request.
