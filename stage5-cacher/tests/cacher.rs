@@ -218,6 +218,16 @@ async fn three_selectors_see_label_changes_and_a_delete() {
     nothing_within(&mut foo, Duration::from_millis(200)).await;
 }
 
+/// Creates pod `p` and returns its resource version.
+async fn create_p(f: &Fixture) -> String {
+    let created = f
+        .store
+        .create_object(key("p"), pod("p", &[], "n"))
+        .await
+        .unwrap();
+    created.resource_version().to_string()
+}
+
 /// Writes `count` updates, each only after every `readers` watch has received the previous one.
 async fn lock_step(f: &Fixture, readers: &mut [Watch<Object>], count: u64) -> Vec<Vec<String>> {
     let mut seen = vec![Vec::new(); readers.len()];
@@ -244,12 +254,7 @@ mod ex5_dispatch {
     #[tokio::test]
     async fn ex5_dispatch_closes_a_blocked_watcher_and_the_fast_ones_get_everything_once() {
         let f = fixture(CacherConfig::default()).await;
-        let created = f
-            .store
-            .create_object(key("p"), pod("p", &[], "n"))
-            .await
-            .unwrap();
-        let rv = created.resource_version().to_string();
+        let rv = create_p(&f).await;
         let mut fast = Vec::new();
         for _ in 0..3 {
             fast.push(watch(&f, from(&rv), "", "").await);
@@ -279,12 +284,7 @@ mod ex5_dispatch {
     #[tokio::test]
     async fn ex5_dispatch_fifty_idle_watchers_do_not_stall_a_reader() {
         let f = fixture(CacherConfig::default()).await;
-        let created = f
-            .store
-            .create_object(key("p"), pod("p", &[], "n"))
-            .await
-            .unwrap();
-        let rv = created.resource_version().to_string();
+        let rv = create_p(&f).await;
         let mut idle = Vec::new();
         for _ in 0..50 {
             idle.push(watch(&f, from(&rv), "", "").await);

@@ -541,8 +541,7 @@ impl Cacher {
         let (initial_events, start_rv) = {
             let cache = inner.watch_cache.read();
             let since = if send_initial_events { 0 } else { watch_rv };
-            let initial_events = match cache.get_all_events_since_thread_unsafe(since, &inner.info)
-            {
+            let initial_events = match cache.get_all_events_since_thread_unsafe(since) {
                 Ok(events) => events,
                 Err(err) => return Ok(CacherWatch::error(inner.info.clone(), err)),
             };

@@ -524,7 +524,7 @@ impl WatchCache {
     ) -> Result<Vec<Arc<WatchCacheEvent>>, StorageError> {
         self.inner
             .read()
-            .get_all_events_since_thread_unsafe(resource_version, &self.info)
+            .get_all_events_since_thread_unsafe(resource_version)
     }
 
     /// Lists the cached objects under `namespace` (all when `None`) that `predicate` selects, in
@@ -703,7 +703,6 @@ impl Inner {
     pub fn get_all_events_since_thread_unsafe(
         &self,
         resource_version: u64,
-        info: &ResourceInfo,
     ) -> Result<Vec<Arc<WatchCacheEvent>>, StorageError> {
         // ANCHOR: ex5-events-since
         let size = self.end_index - self.start_index;
@@ -717,7 +716,7 @@ impl Inner {
             ));
         };
         if resource_version == 0 {
-            return Ok(self.all_events_from_store(info));
+            return Ok(self.all_events_from_store());
         }
         if resource_version < oldest - 1 {
             return Err(StorageError::Expired(format!(
@@ -752,7 +751,7 @@ impl Inner {
         dead_code,
         reason = "used only by the ex5-events-since exercise, which may be stubbed"
     )]
-    fn all_events_from_store(&self, _info: &ResourceInfo) -> Vec<Arc<WatchCacheEvent>> {
+    fn all_events_from_store(&self) -> Vec<Arc<WatchCacheEvent>> {
         let mut elements = self.store.list();
         elements.sort_unstable_by(|a, b| a.key.cmp(&b.key));
         elements

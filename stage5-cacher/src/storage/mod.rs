@@ -108,13 +108,13 @@ impl StorageError {
     pub fn to_status(&self) -> Status {
         let (reason, details) = match self {
             StorageError::NotFound { plural, name } => {
-                ("NotFound", Some(details(plural, name, None, None)))
+                ("NotFound", Some(details(plural, name, None)))
             }
             StorageError::AlreadyExists { plural, name } => {
-                ("AlreadyExists", Some(details(plural, name, None, None)))
+                ("AlreadyExists", Some(details(plural, name, None)))
             }
             StorageError::Conflict { plural, name, .. } => {
-                ("Conflict", Some(details(plural, name, None, None)))
+                ("Conflict", Some(details(plural, name, None)))
             }
             StorageError::Expired(_) => ("Expired", None),
             StorageError::TooLargeResourceVersion { .. } => (
@@ -136,7 +136,7 @@ impl StorageError {
                 message,
             } => (
                 "Invalid",
-                Some(details(plural, name, Some(message.clone()), None)),
+                Some(details(plural, name, Some(message.clone()))),
             ),
             StorageError::TooManyRequests => (
                 "TooManyRequests",
@@ -167,12 +167,7 @@ impl StorageError {
     }
 }
 
-fn details(
-    plural: &str,
-    name: &str,
-    message: Option<String>,
-    _field: Option<&str>,
-) -> StatusDetails {
+fn details(plural: &str, name: &str, message: Option<String>) -> StatusDetails {
     StatusDetails {
         name: Some(name.to_string()),
         kind: Some(plural.to_string()),

@@ -680,6 +680,12 @@ impl EtcdWatcher {
     }
     // ANCHOR_END: send_result
 
+    /// Whether `include` (when set) lets `key` through: keys it rejects are skipped before
+    /// decoding.
+    fn includes(&self, key: &str) -> bool {
+        self.include.as_ref().is_none_or(|include| include(key))
+    }
+
     // ANCHOR: send_add
     /// Mirrors `sendAdd`: the node's object, Added, or Modified when the node has changed since
     /// it was created (`modifiedIndex != createdIndex`), if it passes the filter.
@@ -689,11 +695,7 @@ impl EtcdWatcher {
             tracing::error!(?res, "etcd2 watch: unexpected nil node");
             return;
         };
-        if self
-            .include
-            .as_ref()
-            .is_some_and(|include| !include(&node.key))
-        {
+        if !self.includes(&node.key) {
             return;
         }
         let Some(obj) = self.decode_or_log(node, res) else {
@@ -723,11 +725,7 @@ impl EtcdWatcher {
             tracing::error!(?res, "etcd2 watch: unexpected nil node");
             return;
         };
-        if self
-            .include
-            .as_ref()
-            .is_some_and(|include| !include(&node.key))
-        {
+        if !self.includes(&node.key) {
             return;
         }
         let Some(cur_obj) = self.decode_or_log(node, res) else {
@@ -766,11 +764,7 @@ impl EtcdWatcher {
             tracing::error!(?res, "etcd2 watch: unexpected nil prev node");
             return;
         };
-        if self
-            .include
-            .as_ref()
-            .is_some_and(|include| !include(&prev_node.key))
-        {
+        if !self.includes(&prev_node.key) {
             return;
         }
         let mut node = prev_node.clone();

@@ -20,8 +20,6 @@ use bytes::Bytes;
 
 use crate::object::Object;
 use crate::storage::StorageError;
-#[allow(unused_imports)]
-use crate::storage::kv::Kv;
 
 /// Mirrors `decodeObj`: JSON to an [`Object`] whose resourceVersion is `rev`.
 pub fn decode(data: &[u8], rev: i64) -> Result<Object, StorageError> {

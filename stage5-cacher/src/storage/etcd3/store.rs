@@ -170,7 +170,7 @@ impl Etcd3Store {
                     "specifying resource version is not allowed when using continue".into(),
                 ));
             }
-            let (rv, start) = decode_continue(&options.continue_token, &prefix)?;
+            let (rv, start) = decode_continue(&options.continue_token)?;
             with_rev = rv;
             start_key = format!("{prefix}{start}").into();
         } else {
@@ -473,7 +473,7 @@ pub fn encode_continue(rv: i64, start: &str) -> String {
 
 /// Mirrors `storage.DecodeContinue`: the revision and the relative start key, or 400 for a
 /// malformed token (a start key that escapes the prefix included).
-pub fn decode_continue(token: &str, _prefix: &str) -> Result<(i64, String), StorageError> {
+pub fn decode_continue(token: &str) -> Result<(i64, String), StorageError> {
     let bad = |why: &str| StorageError::BadRequest(format!("continue key is not valid: {why}"));
     let data = URL_SAFE_NO_PAD
         .decode(token.trim_end_matches('='))
