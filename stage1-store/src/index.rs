@@ -6,7 +6,7 @@
 //! An index function looks at an object and returns zero or more *index values*. The store then
 //! keeps, per index, a map from each value to the set of keys whose objects produced it.
 //!
-//! [`tools/cache/index.go`]: https://github.com/kubernetes/client-go/blob/master/tools/cache/index.go
+//! [`tools/cache/index.go`]: https://github.com/kubernetes/client-go/blob/v0.34.0/tools/cache/index.go
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;

@@ -16,7 +16,7 @@
 //! with the Reflector and the indexer. A key with one pending delta (the common case) costs one
 //! map entry and one slot in the queue, with the delta inline.
 //!
-//! [`tools/cache/delta_fifo.go`]: https://github.com/kubernetes/client-go/blob/master/tools/cache/delta_fifo.go
+//! [`tools/cache/delta_fifo.go`]: https://github.com/kubernetes/client-go/blob/v0.34.0/tools/cache/delta_fifo.go
 
 use std::collections::VecDeque;
 use std::sync::Arc;

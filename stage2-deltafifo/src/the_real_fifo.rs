@@ -15,7 +15,7 @@
 //! As for [`DeltaFifo`](crate::DeltaFifo): one mutex; the process function runs under it; lock
 //! order queue, then known objects.
 //!
-//! [`tools/cache/the_real_fifo.go`]: https://github.com/kubernetes/client-go/blob/master/tools/cache/the_real_fifo.go
+//! [`tools/cache/the_real_fifo.go`]: https://github.com/kubernetes/client-go/blob/v0.34.0/tools/cache/the_real_fifo.go
 
 use std::collections::VecDeque;
 use std::sync::Arc;

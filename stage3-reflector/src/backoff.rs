@@ -5,7 +5,7 @@
 //! builds one with 800 ms initial delay, factor 2, jitter 1.0, a 30 s cap and a 2 minute
 //! reset, so a failing reflector settles at one request every [30 s, 60 s).
 //!
-//! [`pkg/util/wait/backoff.go`]: https://github.com/kubernetes/apimachinery/blob/master/pkg/util/wait/backoff.go
+//! [`pkg/util/wait/backoff.go`]: https://github.com/kubernetes/apimachinery/blob/v0.34.0/pkg/util/wait/backoff.go
 
 use std::time::Duration;
 

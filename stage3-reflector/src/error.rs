@@ -11,8 +11,8 @@
 //!
 //! See [`k8s.io/apimachinery/pkg/api/errors`] and [`tools/cache/reflector.go`].
 //!
-//! [`k8s.io/apimachinery/pkg/api/errors`]: https://github.com/kubernetes/apimachinery/blob/master/pkg/api/errors/errors.go
-//! [`tools/cache/reflector.go`]: https://github.com/kubernetes/client-go/blob/master/tools/cache/reflector.go
+//! [`k8s.io/apimachinery/pkg/api/errors`]: https://github.com/kubernetes/apimachinery/blob/v0.34.0/pkg/api/errors/errors.go
+//! [`tools/cache/reflector.go`]: https://github.com/kubernetes/client-go/blob/v0.34.0/tools/cache/reflector.go
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Status;
 use stage1_store::StoreError;

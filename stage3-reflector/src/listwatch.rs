@@ -9,7 +9,7 @@
 //! etcd), `"0"` means "any version" (the API server's watch cache may answer), anything else
 //! means "not older than this".
 //!
-//! [`tools/cache/listwatch.go`]: https://github.com/kubernetes/client-go/blob/master/tools/cache/listwatch.go
+//! [`tools/cache/listwatch.go`]: https://github.com/kubernetes/client-go/blob/v0.34.0/tools/cache/listwatch.go
 
 use std::future::Future;
 use std::sync::Arc;

@@ -8,7 +8,7 @@
 //! [`Watch::stop`]. This module knows nothing about HTTP or kube-client: stage 5 builds the
 //! same events on the server side and hands the same `Watch` to its clients.
 //!
-//! [`pkg/watch/watch.go`]: https://github.com/kubernetes/apimachinery/blob/master/pkg/watch/watch.go
+//! [`pkg/watch/watch.go`]: https://github.com/kubernetes/apimachinery/blob/v0.34.0/pkg/watch/watch.go
 
 use std::collections::BTreeMap;
 use std::fmt;

@@ -19,7 +19,7 @@
 //! | `determineResyncPeriod`, `minimumResyncPeriod` | [`determine_resync_period`], [`MINIMUM_RESYNC_PERIOD`] |
 //! | `sharedInformerFactory`, `InformerFor`, `Start`, `WaitForCacheSync`, `Shutdown` | [`SharedInformerFactory`] and its methods |
 //! | `listers.go` (`ListAll`, `ListAllByNamespace`), generated listers | [`Lister`], [`NamespaceLister`] |
-//! | `labels.Parse` (apimachinery) | [`parse_label_selector`] |
+//! | `labels.Parse` (apimachinery, from the shared `apimachinery` crate) | [`parse_label_selector`] |
 //!
 //! ## One event, from the watch to two handlers
 //!
@@ -35,12 +35,12 @@ pub mod bench_support;
 mod controller;
 mod factory;
 mod handler;
-mod labels;
 mod listener;
 mod listers;
 mod processor;
 mod shared_informer;
 
+pub use apimachinery::labels::*;
 pub use controller::{Config, Controller, InformerQueue, ProcessFn, process_deltas};
 pub use factory::{
     FactoryInformer, FactoryResource, FakeSource, KubeSource, ListerWatcherSource,
@@ -51,7 +51,6 @@ pub use handler::{
     DeletedObject, FilteringResourceEventHandler, Notification, ResourceEventHandler,
     ResourceEventHandlerFuncs,
 };
-pub use labels::*;
 pub use listener::{INITIAL_BUFFER_SIZE, PANIC_PAUSE};
 pub use listers::*;
 pub use processor::{ListenerStats, determine_resync_period};

@@ -22,8 +22,8 @@
 //! have [`Lister::namespaced`], and only cluster-scoped types have [`Lister::get`] (a pod's key is
 //! `namespace/name`, so a get by bare name could never find one).
 //!
-//! [`tools/cache/listers.go`]: https://github.com/kubernetes/client-go/blob/master/tools/cache/listers.go
-//! [`listers/generic_helpers.go`]: https://github.com/kubernetes/client-go/blob/master/listers/generic_helpers.go
+//! [`tools/cache/listers.go`]: https://github.com/kubernetes/client-go/blob/v0.34.0/tools/cache/listers.go
+//! [`listers/generic_helpers.go`]: https://github.com/kubernetes/client-go/blob/v0.34.0/listers/generic_helpers.go
 
 use std::fmt;
 use std::sync::Arc;
@@ -32,7 +32,7 @@ use kube::Resource;
 use kube::core::{ClusterResourceScope, NamespaceScope, Selector};
 use stage1_store::{Indexer, NAMESPACE_INDEX};
 
-use crate::labels::matches_labels;
+use apimachinery::labels::matches_labels;
 
 // ANCHOR: lister_error
 /// Mirrors the apiserver errors a client-go lister returns (`k8s.io/apimachinery/pkg/api/errors`).

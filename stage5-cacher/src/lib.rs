@@ -1,30 +1,43 @@
-//! # Stage 5: the apiserver's side of the watch
+//! # Stage 5b: the watch cache (`k8s.io/apiserver/pkg/storage/cacher`)
 //!
-//! Stages 1–4 rebuilt client-go. This stage rebuilds what a client watches *from*:
+//! Source document 000. The apiserver does not let every watcher watch etcd: one [`Cacher`] per
+//! resource type lists and watches the etcd3 storage (stage 5a) with a stage 3 Reflector into a
+//! [`WatchCache`] (a stage 1 indexer plus a ring of recent events), and fans every event out to
+//! its [`CacheWatcher`]s from memory. Writes pass through to etcd.
 //!
-//! ```text
-//! etcd (EmbeddedKv or real etcd) → etcd3 watchChan → Reflector (stage 3) → watchCache
-//!   → Cacher → cacheWatcher → HTTP watch → kube-client → your informer (stage 4)
-//! ```
+//! | Go (`pkg/storage/cacher`)                               | Rust                                        |
+//! |---------------------------------------------------------|---------------------------------------------|
+//! | `cacher.go` `Cacher`, `NewCacherFromConfig`             | [`Cacher`], [`Cacher::new`]                 |
+//! | `cacher.go` `Config`                                    | [`CacherConfig`]                            |
+//! | `cacher.go` `indexedWatchers`, `watchersBuffer`         | private `IndexedWatchers` in [`cacher`]     |
+//! | `cacher.go` `dispatchEvents`, `dispatchEvent`           | private `dispatch_events`, `dispatch_event` |
+//! | `cacher.go` `watcherBookmarkTimeBuckets`                | [`cacher::BookmarkBuckets`]                 |
+//! | `cacher.go` `Watch`, `GetList`, `Get`                   | [`Cacher`]'s [`Storage`](stage5_storage::Storage) impl |
+//! | `watch_cache.go` `watchCache`                           | [`WatchCache`]                              |
+//! | `watch_cache.go` `watchCacheEvent`                      | [`WatchCacheEvent`]                         |
+//! | `watch_cache.go` `getAllEventsSinceLocked`, `resizeCacheLocked` | [`WatchCache`]'s methods            |
+//! | `util.go` `suggestedWatchChannelSize`                    | [`watch_cache::suggested_watch_channel_size`] |
+//! | `caching_object.go` `cachingObject`                     | [`CachedObject`]                            |
+//! | `cache_watcher.go` `cacheWatcher`                       | [`CacheWatcher`]                            |
+//! | `cache_watcher.go` `add`, `process`, `convertToWatchEvent` | [`CacheWatcher`]'s methods               |
+//! | `time_budget.go` `timeBudget`                           | [`TimeBudget`]                              |
+//! | `lister_watcher.go` `listerWatcher`                     | [`StorageListerWatcher`]                    |
+//! | `metrics.go` (the counters the HTTP edge exports)       | [`CacherStats`], [`WatcherInfo`]            |
 //!
-//! | Go (k8s.io/apiserver)                         | Rust                                   |
-//! |-----------------------------------------------|----------------------------------------|
-//! | `pkg/storage/etcd3/store.go`                  | [`storage::etcd3::Etcd3Store`]         |
-//! | `pkg/storage/etcd3/watcher.go` (`watchChan`)  | [`storage::etcd3::watcher`]            |
-//! | `pkg/storage/etcd/etcd_watcher.go` (1.5)      | [`storage::etcd2`]                     |
-//! | `clientv3.KV` / `clientv3.Watcher`            | [`storage::kv::Kv`]                    |
-//! | `storage.Interface`                           | [`storage::Storage`]                   |
-//! | `storage.SelectionPredicate`                  | [`object::SelectionPredicate`]         |
-//!
-//! The watch cache (`pkg/storage/cacher`) and the HTTP server follow in [`cacher`] and the
-//! `mini-apiserver` binary.
+//! The path of one event through this crate, from the storage below to the HTTP edge above, is
+//! drawn in `stage5_storage`'s crate documentation; here it runs
+//! `lister_watcher.rs → watch_cache.rs → caching_object.rs → cacher.rs → cache_watcher.rs`.
 
+pub mod cache_watcher;
 pub mod cacher;
-pub mod fanout;
-pub mod object;
-pub mod server;
-pub mod storage;
-pub mod testing;
+pub mod caching_object;
+pub mod lister_watcher;
+pub mod time_budget;
+pub mod watch_cache;
 
-pub use object::{Object, ResourceInfo, SelectionPredicate};
-pub use storage::{Storage, StorageError};
+pub use cache_watcher::{CacheWatcher, WatchFilter, WatcherEvent};
+pub use cacher::{Cacher, CacherConfig, CacherStats, CacherWatch, WatcherInfo};
+pub use caching_object::CachedObject;
+pub use lister_watcher::StorageListerWatcher;
+pub use time_budget::TimeBudget;
+pub use watch_cache::{WatchCache, WatchCacheEvent, WatchCacheOptions};

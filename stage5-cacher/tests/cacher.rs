@@ -8,13 +8,11 @@ use std::time::Duration;
 use futures::StreamExt;
 use serde_json::json;
 use stage3_reflector::{ListOptions, ResourceVersionMatch, Watch, WatchEvent, WatchOptions};
-use stage5_cacher::cacher::{Cacher, CacherConfig};
-use stage5_cacher::object::{Object, ResourceInfo, SelectionPredicate};
-use stage5_cacher::storage::etcd3::Etcd3Store;
-use stage5_cacher::storage::kv::{EmbeddedKv, Kv};
-use stage5_cacher::storage::{
-    Preconditions, Storage, StorageError, UpdateFn, list_prefix, object_key,
-};
+use stage5_cacher::{Cacher, CacherConfig};
+use stage5_storage::etcd3::Etcd3Store;
+use stage5_storage::kv::{EmbeddedKv, Kv};
+use stage5_storage::{Object, ResourceInfo, SelectionPredicate};
+use stage5_storage::{Preconditions, Storage, StorageError, UpdateFn, list_prefix, object_key};
 
 const WAIT: Duration = Duration::from_secs(10);
 

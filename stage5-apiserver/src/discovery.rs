@@ -1,0 +1,217 @@
+//! Discovery, enough for kubectl: mirrors apiserver's `pkg/endpoints/discovery` (`/api`,
+//! `/apis`, `/apis/{group}`, the `APIResourceList` of each group version), `/version`
+//! (`pkg/server/routes/version.go`), `/openapi/v3` (`routes/openapi.go`) and `healthz`.
+//!
+//! # What kubectl needs
+//! - It first asks for *aggregated* discovery (`Accept: application/json;g=apidiscovery.k8s.io;
+//!   v=v2;as=APIGroupDiscoveryList,…`). We answer the plain (legacy) documents with
+//!   `Content-Type: application/json`; kubectl sees that the answer is not aggregated and falls
+//!   back to reading `/api/v1` and `/apis/{group}/{version}`.
+//! - `kubectl create -f` validates strictly by default. It asks the OpenAPI v3 document of the
+//!   object's group version whether the server supports the `fieldValidation` query parameter
+//!   (`QueryParamVerifierV3`: a PATCH operation tagged with the kind's
+//!   `x-kubernetes-group-version-kind` whose own parameters include `fieldValidation`). If it does, kubectl
+//!   sends `fieldValidation=Strict` and leaves validation to the server; if the document is
+//!   missing it falls back to OpenAPI v2 and then fails with "failed to download openapi". So we
+//!   serve a small v3 document per group version with exactly that, and 404 for `/openapi/v2`.
+
+use std::sync::Arc;
+
+use axum::Json;
+use axum::extract::{Path, State};
+use axum::http::header;
+use axum::response::{IntoResponse, Response};
+use serde_json::{Value, json};
+
+use crate::app_state::AppState;
+use crate::status::ApiError;
+use stage5_storage::ResourceInfo;
+
+/// The Kubernetes version the server claims (discovery and `/version`).
+pub const KUBE_VERSION: (&str, &str) = ("1", "33");
+
+/// The verbs every resource supports (`APIResource.verbs`).
+pub const VERBS: &[&str] = &[
+    "create", "delete", "get", "list", "patch", "update", "watch",
+];
+
+/// `GET /version`: mirrors `version.Info`.
+pub async fn version() -> Json<Value> {
+    Json(json!({
+        "major": KUBE_VERSION.0,
+        "minor": KUBE_VERSION.1,
+        "gitVersion": format!("v{}.{}.0+mini-apiserver", KUBE_VERSION.0, KUBE_VERSION.1),
+        "gitCommit": "",
+        "gitTreeState": "clean",
+        "buildDate": "1970-01-01T00:00:00Z",
+        "goVersion": "rust",
+        "compiler": "rustc",
+        "platform": format!("{}/{}", std::env::consts::OS, std::env::consts::ARCH),
+    }))
+}
+
+/// `GET /healthz`, `/readyz`, `/livez`: `ok`.
+pub async fn ok() -> &'static str {
+    "ok"
+}
+
+/// `GET /api`: mirrors `discovery.legacyRootAPIHandler` (`APIVersions`).
+pub fn core_versions() -> Value {
+    json!({
+        "kind": "APIVersions",
+        "versions": ["v1"],
+        "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": ""}],
+    })
+}
+
+fn group_json(group: &str, version: &str) -> Value {
+    let gv = json!({"groupVersion": format!("{group}/{version}"), "version": version});
+    json!({"name": group, "versions": [gv.clone()], "preferredVersion": gv})
+}
+
+/// `GET /apis`: mirrors `discovery.rootAPIsHandler` (`APIGroupList`).
+pub fn group_list(state: &AppState) -> Value {
+    let groups: Vec<Value> = state
+        .registry
+        .groups()
+        .into_iter()
+        .map(|(g, v)| group_json(g, v))
+        .collect();
+    json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": groups})
+}
+
+/// `GET /apis/{group}`: mirrors `discovery.APIGroupHandler`; `None` for an unknown group.
+pub fn group(state: &AppState, group: &str) -> Option<Value> {
+    let (g, v) = state
+        .registry
+        .groups()
+        .into_iter()
+        .find(|(g, _)| *g == group)?;
+    let mut value = group_json(g, v);
+    if let Some(map) = value.as_object_mut() {
+        map.insert("kind".into(), "APIGroup".into());
+        map.insert("apiVersion".into(), "v1".into());
+    }
+    Some(value)
+}
+
+fn api_resource(info: &ResourceInfo) -> Value {
+    json!({
+        "name": info.plural,
+        "singularName": info.singular,
+        "namespaced": info.namespaced,
+        "kind": info.kind,
+        "verbs": VERBS,
+        "shortNames": info.short_names,
+        "storageVersionHash": "",
+    })
+}
+
+/// `GET /api/v1`, `/apis/{group}/{version}`: mirrors `discovery.APIResourceListHandler`;
+/// `None` for a group version nothing is served in.
+pub fn resource_list(state: &AppState, group: &str, version: &str) -> Option<Value> {
+    let resources: Vec<Value> = state
+        .registry
+        .resources()
+        .iter()
+        .filter(|r| r.info.group == group && r.info.version == version)
+        .map(|r| api_resource(&r.info))
+        .collect();
+    if resources.is_empty() {
+        return None;
+    }
+    let group_version = if group.is_empty() {
+        version.to_string()
+    } else {
+        format!("{group}/{version}")
+    };
+    Some(json!({
+        "kind": "APIResourceList",
+        "apiVersion": "v1",
+        "groupVersion": group_version,
+        "resources": resources,
+    }))
+}
+
+/// `GET /openapi/v2`: not served (404). kubectl only reaches it when `/openapi/v3` fails.
+pub async fn openapi_v2() -> ApiError {
+    ApiError::path_not_found()
+}
+
+fn gv_path(group: &str, version: &str) -> String {
+    if group.is_empty() {
+        format!("api/{version}")
+    } else {
+        format!("apis/{group}/{version}")
+    }
+}
+
+/// `GET /openapi/v3`: the index of group-version documents (`handler3.OpenAPIV3Discovery`).
+pub async fn openapi_v3_root(State(state): State<Arc<AppState>>) -> Json<Value> {
+    let mut paths = serde_json::Map::new();
+    for r in state.registry.resources() {
+        let path = gv_path(r.info.group, r.info.version);
+        let url = format!("/openapi/v3/{path}?hash=mini-{}", KUBE_VERSION.1);
+        paths.insert(path, json!({"serverRelativeURL": url}));
+    }
+    Json(json!({"paths": paths}))
+}
+
+/// `GET /openapi/v3/{api/v1 | apis/g/v}`: a minimal OpenAPI 3 document for one group version.
+/// Each resource's object path has a PATCH operation tagged with its kind that declares the
+/// `fieldValidation` parameter, which is all kubectl's field-validation check reads.
+pub async fn openapi_v3_group_version(
+    State(state): State<Arc<AppState>>,
+    Path(path): Path<String>,
+) -> Response {
+    let mut paths = serde_json::Map::new();
+    for r in state.registry.resources() {
+        if gv_path(r.info.group, r.info.version) != path {
+            continue;
+        }
+        let info = &r.info;
+        let base = format!("/{path}");
+        let object_path = if info.namespaced {
+            format!("{base}/namespaces/{{namespace}}/{}/{{name}}", info.plural)
+        } else {
+            format!("{base}/{}/{{name}}", info.plural)
+        };
+        let gvk = json!({"group": info.group, "version": info.version, "kind": info.kind});
+        let parameters = json!([
+            {"name": "fieldValidation", "in": "query", "schema": {"type": "string"}},
+            {"name": "fieldManager", "in": "query", "schema": {"type": "string"}},
+            {"name": "dryRun", "in": "query", "schema": {"type": "string"}},
+        ]);
+        let operation = |action: &str| {
+            json!({
+                "operationId": format!("{action}{}", info.kind),
+                "x-kubernetes-action": action,
+                "x-kubernetes-group-version-kind": gvk,
+                "parameters": parameters,
+                "responses": {"200": {"description": "OK"}},
+            })
+        };
+        paths.insert(
+            object_path,
+            json!({
+                "get": operation("get"),
+                "put": operation("put"),
+                "patch": operation("patch"),
+                "delete": operation("delete"),
+                "parameters": [
+                    {"name": "name", "in": "path", "required": true, "schema": {"type": "string"}},
+                ],
+            }),
+        );
+    }
+    if paths.is_empty() {
+        return ApiError::path_not_found().into_response();
+    }
+    let doc = json!({
+        "openapi": "3.0.0",
+        "info": {"title": "Kubernetes", "version": format!("v{}.{}.0", KUBE_VERSION.0, KUBE_VERSION.1)},
+        "paths": paths,
+        "components": {"schemas": {}},
+    });
+    ([(header::CONTENT_TYPE, "application/json")], Json(doc)).into_response()
+}

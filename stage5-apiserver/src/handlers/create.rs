@@ -1,0 +1,79 @@
+//! `POST` on a collection: mirrors apiserver's `pkg/endpoints/handlers/create.go`
+//! (`CreateResource`), with the strategy's `PrepareForCreate`, `generateName` and the namespace
+//! rules.
+
+use axum::http::StatusCode;
+use axum::response::Response;
+
+use crate::registry::RegisteredResource;
+use crate::request_info::ResourceRequest;
+use crate::status::ApiError;
+use crate::validation;
+use stage5_storage::{StorageError, object_key};
+
+use super::rest::*;
+
+/// Mirrors `CreateResource` → `Store.Create`: `BeforeCreate` (namespace, generateName, name
+/// validation, `FillObjectMetaSystemFields`), then the storage's create. Answers 201 with the
+/// stored object.
+pub(crate) async fn create(
+    resource: &RegisteredResource,
+    request: &ResourceRequest,
+    body: &[u8],
+) -> Result<Response, ApiError> {
+    let info = &resource.info;
+    let namespace = request.namespace.as_deref();
+    if info.namespaced && namespace.is_none() {
+        return Err(ApiError::method_not_supported(info.plural, "create"));
+    }
+    let mut obj = decode_body(info, body)?;
+    ensure_namespace(info, &mut obj, namespace)?;
+    let generate = obj
+        .metadata
+        .generate_name
+        .clone()
+        .filter(|g| !g.is_empty() && obj.name().is_empty());
+    if obj.name().is_empty() && generate.is_none() {
+        return Err(ApiError::invalid(
+            info.kind,
+            "",
+            "metadata.name",
+            "Required value: name or generateName is required",
+        ));
+    }
+    obj.metadata.uid = Some(validation::new_uid());
+    obj.metadata.creation_timestamp = Some(validation::now());
+    obj.metadata.deletion_timestamp = None;
+    obj.metadata.generation = Some(1);
+    let attempts = if generate.is_some() {
+        GENERATE_NAME_ATTEMPTS
+    } else {
+        1
+    };
+    let mut last_error = None;
+    for _ in 0..attempts {
+        if let Some(base) = &generate {
+            obj.metadata.name = Some(validation::generate_name(base));
+        }
+        let name = obj.name().to_string();
+        if let Some(message) = validation::dns1123_subdomain_error(&name) {
+            return Err(ApiError::invalid(
+                info.kind,
+                &name,
+                "metadata.name",
+                &format!("Invalid value: {name:?}: {message}"),
+            ));
+        }
+        let key = object_key(info, namespace, &name);
+        match resource.dyn_storage.create(key, obj.clone()).await {
+            Ok(created) => return Ok(json_response(StatusCode::CREATED, &created)),
+            Err(error @ StorageError::AlreadyExists { .. }) if generate.is_some() => {
+                last_error = Some(error);
+            }
+            Err(error) => return Err(error.into()),
+        }
+    }
+    Err(last_error
+        .map(ApiError::from)
+        .unwrap_or_else(|| ApiError::bad_request("create failed")))
+}

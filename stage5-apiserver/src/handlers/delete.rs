@@ -1,0 +1,42 @@
+//! `DELETE` on an object: mirrors apiserver's `pkg/endpoints/handlers/delete.go`
+//! (`DeleteResource`), with the body's preconditions.
+
+use axum::http::StatusCode;
+use axum::response::Response;
+use serde_json::Value;
+
+use crate::registry::RegisteredResource;
+use crate::status::ApiError;
+use stage5_storage::{Preconditions, object_key};
+
+use super::rest::*;
+
+/// Mirrors `DeleteResource` → `Store.Delete`: optional `DeleteOptions` in the body with
+/// `preconditions` (uid, resourceVersion; a mismatch is 409). Deletion is immediate (no grace
+/// period, no finalizers), and the answer is the object's last state with 200, like
+/// `ReturnDeletedObject` stores; kubectl and kube-client accept it as they accept a `Status`.
+pub(crate) async fn delete(
+    resource: &RegisteredResource,
+    namespace: Option<&str>,
+    name: &str,
+    body: &[u8],
+) -> Result<Response, ApiError> {
+    let mut preconditions = Preconditions::default();
+    if !body.iter().all(u8::is_ascii_whitespace) {
+        let options: Value = serde_json::from_slice(body).map_err(|e| {
+            ApiError::bad_request(format!("the DeleteOptions could not be decoded: {e}"))
+        })?;
+        let field = |name: &str| {
+            options
+                .get("preconditions")
+                .and_then(|p| p.get(name))
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        };
+        preconditions.uid = field("uid");
+        preconditions.resource_version = field("resourceVersion");
+    }
+    let key = object_key(&resource.info, namespace, name);
+    let deleted = resource.dyn_storage.delete(key, preconditions).await?;
+    Ok(json_response(StatusCode::OK, &deleted))
+}

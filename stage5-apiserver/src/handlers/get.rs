@@ -1,0 +1,210 @@
+//! `GET`: mirrors apiserver's `pkg/endpoints/handlers/get.go` (`GetResource`, and
+//! `ListResource`, which also turns a `?watch=true` list into a watch).
+
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde_json::Value;
+use stage3_reflector::{ListOptions, ResourceVersionMatch, WatchOptions};
+
+use crate::registry::RegisteredResource;
+use crate::status::ApiError;
+use stage5_storage::{ListResult, list_prefix, object_key, parse_resource_version};
+use stage5_storage::{ResourceInfo, SelectionPredicate};
+
+use super::rest::*;
+
+// ANCHOR: list_options
+/// Mirrors `ListResource` up to the storage call: reads `metav1.ListOptions` from the query and
+/// validates them like `ValidateListOptions`. A non-numeric resourceVersion is 400 (upstream:
+/// 500); `resourceVersionMatch` needs a resourceVersion, and `Exact` needs one other than `0`.
+/// The storage then gives each resourceVersion its meaning: `""` the newest state (from etcd, a
+/// consistent read), `"0"` any state (the watch cache answers at once), `N` not older than `N`,
+/// `N` with `Exact` exactly `N` (410 if compacted), and a continue token pins every page to the
+/// first page's revision.
+pub fn list_options(
+    info: &ResourceInfo,
+    query: &QueryParams,
+) -> Result<(ListOptions, SelectionPredicate), ApiError> {
+    let resource_version = query.str("resourceVersion").to_string();
+    parse_resource_version(&resource_version)?;
+    let resource_version_match = parse_match(query.str("resourceVersionMatch"))?;
+    let continue_token = query.str("continue").to_string();
+    let limit: i64 = query.number("limit")?.unwrap_or(0);
+    if resource_version_match.is_some() {
+        if resource_version.is_empty() {
+            return Err(invalid_options(
+                "resourceVersionMatch",
+                "Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided",
+            ));
+        }
+        if !continue_token.is_empty() {
+            return Err(invalid_options(
+                "resourceVersionMatch",
+                "Forbidden: resourceVersionMatch is forbidden when continue is provided",
+            ));
+        }
+        if resource_version_match == Some(ResourceVersionMatch::Exact) && resource_version == "0" {
+            return Err(invalid_options(
+                "resourceVersionMatch",
+                "Forbidden: resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\"",
+            ));
+        }
+    }
+    if query.bool("sendInitialEvents")?.is_some() {
+        return Err(invalid_options(
+            "sendInitialEvents",
+            "Forbidden: sendInitialEvents is forbidden for list",
+        ));
+    }
+    let label_selector = query.str("labelSelector").to_string();
+    let field_selector = query.str("fieldSelector").to_string();
+    let predicate = predicate(info, &label_selector, &field_selector)?;
+    let options = ListOptions {
+        resource_version,
+        resource_version_match,
+        // A negative limit means no limit, as upstream ignores it.
+        limit: u32::try_from(limit.max(0)).unwrap_or(u32::MAX),
+        continue_token,
+        label_selector,
+        field_selector,
+    };
+    Ok((options, predicate))
+}
+// ANCHOR_END: list_options
+
+/// Mirrors `ListResource`: `{kind: PodList, apiVersion, metadata: {resourceVersion, continue,
+/// remainingItemCount}, items}`. A compacted resourceVersion or continue token is 410 Expired.
+pub(crate) async fn list(
+    resource: &RegisteredResource,
+    namespace: Option<&str>,
+    query: &QueryParams,
+) -> Result<Response, ApiError> {
+    let (options, predicate) = list_options(&resource.info, query)?;
+    let prefix = list_prefix(&resource.info, namespace);
+    let result = resource
+        .dyn_storage
+        .get_list(prefix, options, predicate)
+        .await?;
+    Ok(list_response(&resource.info, &result))
+}
+
+/// Encodes a list, items written straight from the shared objects.
+pub fn list_response(info: &ResourceInfo, result: &ListResult) -> Response {
+    let mut metadata = serde_json::Map::new();
+    metadata.insert(
+        "resourceVersion".into(),
+        Value::String(result.resource_version.to_string()),
+    );
+    if !result.continue_token.is_empty() {
+        metadata.insert(
+            "continue".into(),
+            Value::String(result.continue_token.clone()),
+        );
+    }
+    if let Some(count) = result.remaining_item_count {
+        metadata.insert("remainingItemCount".into(), Value::from(count));
+    }
+    let list_type = info.list_type_meta();
+    let mut body = Vec::with_capacity(128 + result.items.len() * 512);
+    body.extend_from_slice(b"{\"kind\":");
+    push_json(&mut body, &list_type.kind);
+    body.extend_from_slice(b",\"apiVersion\":");
+    push_json(&mut body, &list_type.api_version);
+    body.extend_from_slice(b",\"metadata\":");
+    push_json(&mut body, &metadata);
+    body.extend_from_slice(b",\"items\":[");
+    for (i, item) in result.items.iter().enumerate() {
+        if i > 0 {
+            body.push(b',');
+        }
+        push_json(&mut body, item.as_ref());
+    }
+    body.extend_from_slice(b"]}");
+    let mut response = (StatusCode::OK, body).into_response();
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
+pub(crate) fn push_json<T: serde::Serialize + ?Sized>(buffer: &mut Vec<u8>, value: &T) {
+    if serde_json::to_writer(&mut *buffer, value).is_err() {
+        buffer.extend_from_slice(b"null");
+    }
+}
+
+/// Reads the watch options (`ListOptions` with `watch=true`) and validates them like
+/// `ValidateListOptions`: `sendInitialEvents` needs `allowWatchBookmarks` and
+/// `resourceVersionMatch=NotOlderThan`; `resourceVersionMatch` needs `sendInitialEvents`. A watch
+/// of one object (`/pods/web-0?watch=1`) is a watch with `metadata.name=web-0` added to the field
+/// selector, as upstream does.
+pub fn watch_options(
+    info: &ResourceInfo,
+    query: &QueryParams,
+    name: Option<&str>,
+) -> Result<(WatchOptions, SelectionPredicate), ApiError> {
+    let resource_version = query.str("resourceVersion").to_string();
+    parse_resource_version(&resource_version)?;
+    let resource_version_match = parse_match(query.str("resourceVersionMatch"))?;
+    let allow_watch_bookmarks = query.bool("allowWatchBookmarks")?.unwrap_or(false);
+    let send_initial_events = query.bool("sendInitialEvents")?;
+    let timeout_seconds: Option<u32> = query.number("timeoutSeconds")?;
+    match send_initial_events {
+        Some(_) => {
+            if resource_version_match != Some(ResourceVersionMatch::NotOlderThan) {
+                return Err(invalid_options(
+                    "sendInitialEvents",
+                    "Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
+                ));
+            }
+            if !allow_watch_bookmarks {
+                return Err(invalid_options(
+                    "sendInitialEvents",
+                    "Forbidden: sendInitialEvents requires setting allowWatchBookmarks to true",
+                ));
+            }
+        }
+        None if resource_version_match.is_some() => {
+            return Err(invalid_options(
+                "resourceVersionMatch",
+                "Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided",
+            ));
+        }
+        None => {}
+    }
+    let label_selector = query.str("labelSelector").to_string();
+    let mut field_selector = query.str("fieldSelector").to_string();
+    if let Some(name) = name {
+        let by_name = format!("metadata.name={name}");
+        field_selector = if field_selector.is_empty() {
+            by_name
+        } else {
+            format!("{field_selector},{by_name}")
+        };
+    }
+    let predicate = predicate(info, &label_selector, &field_selector)?;
+    Ok((
+        WatchOptions {
+            resource_version,
+            resource_version_match,
+            timeout_seconds,
+            allow_watch_bookmarks,
+            send_initial_events: send_initial_events.unwrap_or(false),
+            label_selector,
+            field_selector,
+        },
+        predicate,
+    ))
+}
+
+/// Mirrors `GetResource`.
+pub(crate) async fn get(
+    resource: &RegisteredResource,
+    namespace: Option<&str>,
+    name: &str,
+) -> Result<Response, ApiError> {
+    let key = object_key(&resource.info, namespace, name);
+    let obj = resource.dyn_storage.get(key).await?;
+    Ok(json_response(StatusCode::OK, &obj))
+}

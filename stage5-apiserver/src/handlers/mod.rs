@@ -1,0 +1,148 @@
+//! The REST verbs of one generic resource: mirrors apiserver's `pkg/endpoints/handlers`
+//! (`ListResource`, `GetResource`, `CreateResource`, `UpdateResource`, `PatchResource`,
+//! `DeleteResource`) over the `rest.Storage` that `registry/generic/registry.Store` builds, with
+//! the parts of each resource's strategy that matter here (`PrepareForCreate`, name validation,
+//! `FillObjectMetaSystemFields`).
+//!
+//! One entry point, [`serve_api`], serves every `/api` and `/apis` path: it parses the path
+//! ([`request_info`](crate::request_info)), answers discovery, finds the resource in the
+//! registry and dispatches on the HTTP method:
+//!
+//! | Method  | Collection          | Object             |
+//! |---------|---------------------|--------------------|
+//! | GET     | list, or watch      | get, or watch      |
+//! | POST    | create              | 405                |
+//! | PUT     | 405                 | update             |
+//! | PATCH   | 405                 | patch              |
+//! | DELETE  | 405                 | delete             |
+
+mod create;
+mod delete;
+mod get;
+pub mod patch;
+mod rest;
+mod update;
+
+use std::sync::Arc;
+
+use axum::Json;
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, Method, Uri, header};
+use axum::response::{IntoResponse, Response};
+
+use crate::app_state::AppState;
+use crate::discovery;
+use crate::request_info::{self, ApiPath};
+use crate::status::ApiError;
+use crate::watch::serve_watch;
+
+use self::create::create;
+use self::delete::delete;
+use self::get::{get, list};
+use self::patch::{PatchType, patch};
+use self::rest::*;
+use self::update::update;
+
+pub use self::get::{list_options, list_response, watch_options};
+pub use self::rest::QueryParams;
+
+/// The entry point of every `/api` and `/apis` request.
+pub async fn serve_api(State(state): State<Arc<AppState>>, request: Request) -> Response {
+    let (parts, body) = request.into_parts();
+    match handle(&state, &parts.method, &parts.uri, &parts.headers, body).await {
+        Ok(response) => response,
+        Err(error) => {
+            if error.code() >= 500 {
+                tracing::warn!(uri = %parts.uri, message = ?error.status.message, "request failed");
+            }
+            error.into_response()
+        }
+    }
+}
+
+async fn handle(
+    state: &Arc<AppState>,
+    method: &Method,
+    uri: &Uri,
+    headers: &HeaderMap,
+    body: Body,
+) -> Result<Response, ApiError> {
+    if state.shutdown.is_cancelled() {
+        // Mirrors `--shutdown-send-retry-after`: new requests during shutdown are told to retry.
+        return Err(ApiError::shutting_down());
+    }
+    let path = request_info::parse(uri.path()).ok_or_else(ApiError::path_not_found)?;
+    let request = match path {
+        ApiPath::Resource(request) => request,
+        discovery_path => {
+            if method != Method::GET {
+                return Err(ApiError::method_not_supported("discovery", method.as_str()));
+            }
+            let document = match discovery_path {
+                ApiPath::CoreVersions => Some(discovery::core_versions()),
+                ApiPath::Groups => Some(discovery::group_list(state)),
+                ApiPath::Group(group) => discovery::group(state, &group),
+                ApiPath::Resources { group, version } => {
+                    discovery::resource_list(state, &group, &version)
+                }
+                ApiPath::Resource(_) => None,
+            };
+            return document
+                .map(|d| Json(d).into_response())
+                .ok_or_else(ApiError::path_not_found);
+        }
+    };
+    let resource = state
+        .registry
+        .find(&request.group, &request.version, &request.resource)
+        .ok_or_else(ApiError::path_not_found)?;
+    if request.subresource.is_some() {
+        return Err(ApiError::path_not_found());
+    }
+    // A cluster-scoped resource has no namespaced paths.
+    if !resource.info.namespaced && request.namespace.is_some() {
+        return Err(ApiError::path_not_found());
+    }
+    let query = QueryParams::from_uri(uri)?;
+    let info = &resource.info;
+    let verb_error = |verb: &str| Err(ApiError::method_not_supported(info.plural, verb));
+    let namespace = request.namespace.as_deref();
+    let watch = request.legacy_watch || query.is_watch()?;
+    match (method.clone(), request.name.as_deref()) {
+        (Method::GET, _) if watch => {
+            let (options, predicate) = watch_options(info, &query, request.name.as_deref())?;
+            serve_watch(state, resource, namespace, options, predicate).await
+        }
+        (Method::GET, None) => list(resource, namespace, &query).await,
+        (Method::GET, Some(name)) => get(resource, namespace, name).await,
+        (Method::POST, None) => {
+            require_json(headers)?;
+            let body = read_body(state, headers, body).await?;
+            create(resource, &request, &body).await
+        }
+        (Method::PUT, Some(name)) => {
+            require_json(headers)?;
+            let body = read_body(state, headers, body).await?;
+            update(resource, namespace, name, &body).await
+        }
+        (Method::PATCH, Some(name)) => {
+            let content_type = headers
+                .get(header::CONTENT_TYPE)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or("");
+            let patch_type = PatchType::from_content_type(content_type)?;
+            let body = read_body(state, headers, body).await?;
+            patch(resource, namespace, name, patch_type, &body).await
+        }
+        (Method::DELETE, Some(name)) => {
+            let body = read_body(state, headers, body).await?;
+            delete(resource, namespace, name, &body).await
+        }
+        (Method::POST, Some(_)) => verb_error("create"),
+        (Method::PUT, None) => verb_error("update"),
+        (Method::PATCH, None) => verb_error("patch"),
+        (Method::DELETE, None) => verb_error("deletecollection"),
+        (other, _) => verb_error(other.as_str()),
+    }
+}

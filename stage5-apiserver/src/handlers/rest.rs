@@ -1,0 +1,226 @@
+//! What the verbs share: mirrors apiserver's `pkg/endpoints/handlers/rest.go` (the request
+//! scope's decoding and content negotiation, query parameters, the JSON answer).
+
+use axum::body::Body;
+use axum::extract::Query;
+use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
+use axum::response::{IntoResponse, Response};
+use bytes::Bytes;
+use serde_json::Value;
+use stage3_reflector::ResourceVersionMatch;
+
+use crate::app_state::AppState;
+use crate::status::ApiError;
+use stage5_storage::StorageError;
+use stage5_storage::{Object, ResourceInfo, SelectionPredicate};
+
+/// The query string as name/value pairs (the first value of a name wins).
+#[derive(Debug, Default)]
+pub struct QueryParams(Vec<(String, String)>);
+
+impl QueryParams {
+    /// Parses a URI's query; a malformed one is 400.
+    pub fn from_uri(uri: &Uri) -> Result<QueryParams, ApiError> {
+        Query::<Vec<(String, String)>>::try_from_uri(uri)
+            .map(|Query(pairs)| QueryParams(pairs))
+            .map_err(|e| ApiError::bad_request(format!("invalid query string: {e}")))
+    }
+
+    /// The value of `name`, if present.
+    pub fn get(&self, name: &str) -> Option<&str> {
+        self.0
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// The value of `name`, or `""`.
+    pub fn str(&self, name: &str) -> &str {
+        self.get(name).unwrap_or("")
+    }
+
+    /// A boolean parameter (`true`/`1`/`false`/`0`; absent or empty is `None`), or 400.
+    pub fn bool(&self, name: &str) -> Result<Option<bool>, ApiError> {
+        match self.get(name) {
+            None | Some("") => Ok(None),
+            Some("true" | "1" | "True") => Ok(Some(true)),
+            Some("false" | "0" | "False") => Ok(Some(false)),
+            Some(other) => Err(ApiError::bad_request(format!(
+                "invalid value {other:?} for query parameter {name:?}: must be true or false"
+            ))),
+        }
+    }
+
+    pub(crate) fn number<T: std::str::FromStr>(&self, name: &str) -> Result<Option<T>, ApiError> {
+        match self.get(name) {
+            None | Some("") => Ok(None),
+            Some(text) => text.parse().map(Some).map_err(|_| {
+                ApiError::bad_request(format!(
+                    "invalid value {text:?} for query parameter {name:?}: must be a non-negative integer"
+                ))
+            }),
+        }
+    }
+
+    /// Whether the request asks for a watch (`watch=true` or `watch=1`).
+    pub fn is_watch(&self) -> Result<bool, ApiError> {
+        Ok(self.bool("watch")?.unwrap_or(false))
+    }
+}
+
+/// Mirrors the decoder negotiation of `CreateResource`/`UpdateResource`: only JSON bodies are
+/// understood (a missing `Content-Type` is taken as JSON). Protobuf, which client-go's typed
+/// clients send (`kubectl create namespace`, `kubectl create configmap`), and YAML are 415.
+pub(crate) fn require_json(headers: &HeaderMap) -> Result<(), ApiError> {
+    let content_type = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    let media = content_type.split(';').next().unwrap_or("").trim();
+    if media.is_empty() || media.eq_ignore_ascii_case("application/json") {
+        Ok(())
+    } else {
+        Err(ApiError::unsupported_media_type(
+            content_type,
+            &["application/json"],
+        ))
+    }
+}
+
+/// Reads a request body up to the server's limit: 413 `Status` beyond it (instead of axum's plain
+/// text 413), 400 if the body cannot be read.
+pub(crate) async fn read_body(
+    state: &AppState,
+    headers: &HeaderMap,
+    body: Body,
+) -> Result<Bytes, ApiError> {
+    let limit = state.body_limit;
+    let declared = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|len| len > limit as u64) {
+        return Err(ApiError::too_large(limit));
+    }
+    axum::body::to_bytes(body, limit).await.map_err(|error| {
+        let too_large = std::error::Error::source(&error)
+            .is_some_and(|s| s.is::<http_body_util::LengthLimitError>());
+        if too_large {
+            ApiError::too_large(limit)
+        } else {
+            ApiError::bad_request(format!("cannot read the request body: {error}"))
+        }
+    })
+}
+
+pub(crate) fn json_response(code: StatusCode, obj: &Object) -> Response {
+    let body = serde_json::to_vec(obj).unwrap_or_default();
+    let mut response = (code, body).into_response();
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
+pub(crate) fn parse_match(text: &str) -> Result<Option<ResourceVersionMatch>, ApiError> {
+    match text {
+        "" => Ok(None),
+        "NotOlderThan" => Ok(Some(ResourceVersionMatch::NotOlderThan)),
+        "Exact" => Ok(Some(ResourceVersionMatch::Exact)),
+        other => Err(ApiError::invalid(
+            "ListOptions.meta.k8s.io",
+            "",
+            "resourceVersionMatch",
+            &format!(
+                "Unsupported value: {other:?}: supported values: \"Exact\", \"NotOlderThan\", \"\""
+            ),
+        )),
+    }
+}
+
+pub(crate) fn invalid_options(field: &str, message: &str) -> ApiError {
+    ApiError::invalid("ListOptions.meta.k8s.io", "", field, message)
+}
+
+pub(crate) fn predicate(
+    info: &ResourceInfo,
+    labels: &str,
+    fields: &str,
+) -> Result<SelectionPredicate, ApiError> {
+    SelectionPredicate::parse(info, labels, fields)
+        .map_err(|e| ApiError::bad_request(e.to_string()))
+}
+
+/// Decodes a body as an object of `info`'s kind: 400 for bad JSON or another kind.
+pub(crate) fn decode_body(info: &ResourceInfo, body: &[u8]) -> Result<Object, ApiError> {
+    let value: Value = serde_json::from_slice(body).map_err(|e| {
+        ApiError::bad_request(format!("the body of the request could not be decoded: {e}"))
+    })?;
+    if !value.is_object() {
+        return Err(ApiError::bad_request(
+            "the body of the request must be a JSON object",
+        ));
+    }
+    let mut obj: Object = serde_json::from_value(value).map_err(|e| {
+        ApiError::bad_request(format!("the body of the request could not be decoded: {e}"))
+    })?;
+    check_type(info, &obj)?;
+    obj.types = Some(info.type_meta());
+    Ok(obj)
+}
+
+pub(crate) fn check_type(info: &ResourceInfo, obj: &Object) -> Result<(), ApiError> {
+    if let Some(types) = &obj.types {
+        if !types.kind.is_empty() && types.kind != info.kind {
+            return Err(ApiError::bad_request(format!(
+                "the kind of the object ({}) does not match the expected kind ({})",
+                types.kind, info.kind
+            )));
+        }
+        if !types.api_version.is_empty() && types.api_version != info.api_version() {
+            return Err(ApiError::bad_request(format!(
+                "the API version in the data ({}) does not match the expected API version ({})",
+                types.api_version,
+                info.api_version()
+            )));
+        }
+    }
+    Ok(())
+}
+
+pub(crate) fn conflict(info: &ResourceInfo, name: &str) -> StorageError {
+    StorageError::Conflict {
+        plural: info.plural.to_string(),
+        name: name.to_string(),
+        message: "the object has been modified; please apply your changes to the latest version and try again".into(),
+    }
+}
+
+/// How often a create with `generateName` retries a name that already exists (upstream retries
+/// since 1.30).
+pub(crate) const GENERATE_NAME_ATTEMPTS: usize = 8;
+
+/// Mirrors the namespace check of `CreateResource`/`UpdateResource` (`EnsureObjectNamespaceMatchesRequestNamespace`):
+/// the body's namespace, if set, must be the URL's; the object gets the URL's namespace
+/// (cluster-scoped objects none).
+pub(crate) fn ensure_namespace(
+    info: &ResourceInfo,
+    obj: &mut Object,
+    url_ns: Option<&str>,
+) -> Result<(), ApiError> {
+    if !info.namespaced {
+        obj.metadata.namespace = None;
+        return Ok(());
+    }
+    let url_ns = url_ns.unwrap_or("");
+    match obj.metadata.namespace.as_deref() {
+        Some(ns) if !ns.is_empty() && ns != url_ns => Err(ApiError::bad_request(
+            "the namespace of the provided object does not match the namespace sent on the request",
+        )),
+        _ => {
+            obj.metadata.namespace = Some(url_ns.to_string());
+            Ok(())
+        }
+    }
+}

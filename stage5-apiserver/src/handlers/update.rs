@@ -1,0 +1,67 @@
+//! `PUT` on an object: mirrors apiserver's `pkg/endpoints/handlers/update.go`
+//! (`UpdateResource`), a guaranteed update with the client's resourceVersion as precondition.
+
+use axum::http::StatusCode;
+use axum::response::Response;
+
+use crate::registry::RegisteredResource;
+use crate::status::ApiError;
+use stage5_storage::Object;
+use stage5_storage::{Preconditions, StorageError, object_key, parse_resource_version};
+
+use super::rest::*;
+
+/// Mirrors `UpdateResource` → `Store.Update` → `GuaranteedUpdate`: the body replaces the object.
+/// A resourceVersion in the body is a precondition (stale → 409 Conflict); without one the
+/// update is unconditional (`AllowUnconditionalUpdate`). uid and creationTimestamp are kept.
+/// Updating a missing object is 404 (no create-on-update).
+pub(crate) async fn update(
+    resource: &RegisteredResource,
+    namespace: Option<&str>,
+    name: &str,
+    body: &[u8],
+) -> Result<Response, ApiError> {
+    let info = resource.info.clone();
+    let mut obj = decode_body(&info, body)?;
+    if obj.name() != name {
+        return Err(ApiError::bad_request(format!(
+            "the name of the object ({}) does not match the name on the URL ({name})",
+            obj.name()
+        )));
+    }
+    ensure_namespace(&info, &mut obj, namespace)?;
+    let wanted_rv = obj.resource_version().to_string();
+    parse_resource_version(&wanted_rv)?;
+    let key = object_key(&info, namespace, name);
+    let updated = resource
+        .dyn_storage
+        .guaranteed_update(
+            key,
+            Preconditions::default(),
+            Box::new(move |current: &Object| {
+                if !wanted_rv.is_empty() && wanted_rv != current.resource_version() {
+                    return Err(conflict(&info, current.name()));
+                }
+                if let Some(uid) = obj.metadata.uid.as_deref()
+                    && !uid.is_empty()
+                    && Some(uid) != current.metadata.uid.as_deref()
+                {
+                    return Err(StorageError::Conflict {
+                        plural: info.plural.to_string(),
+                        name: current.name().to_string(),
+                        message: format!(
+                            "Precondition failed: UID in precondition: {uid}, UID in object meta: {}",
+                            current.metadata.uid.as_deref().unwrap_or("")
+                        ),
+                    });
+                }
+                let mut next = obj.clone();
+                next.metadata.uid = current.metadata.uid.clone();
+                next.metadata.creation_timestamp = current.metadata.creation_timestamp.clone();
+                next.metadata.resource_version = None;
+                Ok(next)
+            }),
+        )
+        .await?;
+    Ok(json_response(StatusCode::OK, &updated))
+}

@@ -1,0 +1,197 @@
+//! The served resource types and their storages: mirrors the apiserver's
+//! `registry/generic/registry` `StorageWithCacher` decorator and `RESTStorageProvider`s, which pick
+//! for each resource either the Cacher (`--watch-cache`, the default) or the bare etcd3 store.
+//!
+//! [`ResourceStorage`] keeps the concrete type next to the `Arc<dyn Storage>` the handlers use, so
+//! the metrics and the debug page can read the watch cache's figures.
+
+use std::sync::Arc;
+
+use crate::Backend;
+use crate::ServerError;
+use stage5_cacher::{CacherStats, WatcherInfo};
+use stage5_storage::ResourceInfo;
+use stage5_storage::Storage;
+use stage5_storage::etcd3::Etcd3Store;
+use stage5_storage::kv::{EmbeddedKv, Kv};
+
+/// One resource's storage: the etcd3 store itself (`--no-watch-cache`) or the Cacher in front of
+/// it.
+#[derive(Clone)]
+pub enum ResourceStorage {
+    /// Reads and watches straight from etcd: every watch is a new etcd watch.
+    Direct(Arc<Etcd3Store>),
+    /// Reads and watches served from the watch cache; writes go to etcd.
+    Cached(Arc<stage5_cacher::Cacher>),
+}
+
+impl std::fmt::Debug for ResourceStorage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ResourceStorage::Direct(store) => f.debug_tuple("Direct").field(store).finish(),
+            ResourceStorage::Cached(_) => f.write_str("Cached(..)"),
+        }
+    }
+}
+
+/// Mirrors `StorageWithCacher` / `NewRawStorage`: the storage of `info` over `kv`, behind a watch
+/// cache of `capacity` events when `watch_cache` is on.
+pub fn new_storage(
+    kv: Arc<dyn Kv>,
+    info: ResourceInfo,
+    watch_cache: bool,
+    capacity: usize,
+) -> ResourceStorage {
+    let store = Etcd3Store::new(kv, info);
+    if watch_cache {
+        let config = stage5_cacher::CacherConfig::default().capacity(capacity);
+        ResourceStorage::Cached(stage5_cacher::Cacher::new(store, config))
+    } else {
+        ResourceStorage::Direct(Arc::new(store))
+    }
+}
+
+impl ResourceStorage {
+    /// The storage the handlers call.
+    pub fn storage(&self) -> Arc<dyn Storage> {
+        match self {
+            ResourceStorage::Direct(store) => Arc::clone(store) as Arc<dyn Storage>,
+            ResourceStorage::Cached(cacher) => Arc::clone(cacher) as Arc<dyn Storage>,
+        }
+    }
+
+    /// The watch cache's figures; `None` without a cache.
+    pub fn cache_stats(&self) -> Option<CacherStats> {
+        match self {
+            ResourceStorage::Direct(_) => None,
+            ResourceStorage::Cached(cacher) => Some(cacher.stats()),
+        }
+    }
+
+    /// The watch cache's live watchers; empty without a cache.
+    pub fn cache_watchers(&self) -> Vec<WatcherInfo> {
+        match self {
+            ResourceStorage::Direct(_) => Vec::new(),
+            ResourceStorage::Cached(cacher) => cacher.watchers_info(),
+        }
+    }
+
+    /// Stops the watch cache (its reflector and every cache watcher) and waits for its tasks;
+    /// nothing for etcd.
+    pub async fn stop(&self) {
+        match self {
+            ResourceStorage::Direct(_) => {}
+            ResourceStorage::Cached(cacher) => cacher.stop().await,
+        }
+    }
+}
+
+/// One served resource type.
+#[derive(Clone)]
+pub struct RegisteredResource {
+    /// What it is.
+    pub info: ResourceInfo,
+    /// Where it lives, as its concrete type.
+    pub storage: ResourceStorage,
+    /// The same storage as the handlers call it.
+    pub dyn_storage: Arc<dyn Storage>,
+}
+
+impl std::fmt::Debug for RegisteredResource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RegisteredResource")
+            .field("resource", &self.info.plural)
+            .field("storage", &self.storage)
+            .finish()
+    }
+}
+
+/// Every served resource type, found by group, version and plural: the apiserver's
+/// `APIGroupInfo.VersionedResourcesStorageMap`.
+pub struct Registry {
+    kv: Arc<dyn Kv>,
+    resources: Vec<RegisteredResource>,
+}
+
+impl std::fmt::Debug for Registry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Registry")
+            .field("resources", &self.resources)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Registry {
+    /// Storages for `resources` over `kv`.
+    pub fn new(
+        kv: Arc<dyn Kv>,
+        resources: &[ResourceInfo],
+        watch_cache: bool,
+        capacity: usize,
+    ) -> Registry {
+        let resources = resources
+            .iter()
+            .map(|info| {
+                let storage = new_storage(Arc::clone(&kv), info.clone(), watch_cache, capacity);
+                RegisteredResource {
+                    info: info.clone(),
+                    dyn_storage: storage.storage(),
+                    storage,
+                }
+            })
+            .collect();
+        Registry { kv, resources }
+    }
+
+    /// The backend, e.g. to compact it in tests.
+    pub fn kv(&self) -> Arc<dyn Kv> {
+        Arc::clone(&self.kv)
+    }
+
+    /// Every served resource.
+    pub fn resources(&self) -> &[RegisteredResource] {
+        &self.resources
+    }
+
+    /// The resource `plural` of `group`/`version`.
+    pub fn find(&self, group: &str, version: &str, plural: &str) -> Option<&RegisteredResource> {
+        self.resources
+            .iter()
+            .find(|r| r.info.group == group && r.info.version == version && r.info.plural == plural)
+    }
+
+    /// The groups other than core, with their versions, in registration order.
+    pub fn groups(&self) -> Vec<(&'static str, &'static str)> {
+        let mut groups: Vec<(&'static str, &'static str)> = Vec::new();
+        for r in &self.resources {
+            if !r.info.group.is_empty() && !groups.contains(&(r.info.group, r.info.version)) {
+                groups.push((r.info.group, r.info.version));
+            }
+        }
+        groups
+    }
+
+    /// Stops every watch cache, all at once, and waits for their tasks.
+    pub async fn stop(&self) {
+        futures::future::join_all(self.resources.iter().map(|r| r.storage.stop())).await;
+    }
+}
+
+/// Opens the backend: a new embedded store, a caller's [`Kv`], or real etcd (feature `etcd`).
+pub async fn connect_backend(backend: &Backend) -> Result<Arc<dyn Kv>, ServerError> {
+    match backend {
+        Backend::Embedded => Ok(Arc::new(EmbeddedKv::new())),
+        Backend::Kv(kv) => Ok(Arc::clone(kv)),
+        #[cfg(feature = "etcd")]
+        Backend::Etcd(url) => stage5_storage::kv::EtcdKv::connect([url.as_str()])
+            .await
+            .map(|kv| Arc::new(kv) as Arc<dyn Kv>)
+            .map_err(|error| {
+                ServerError::Backend(format!("cannot connect to etcd at {url}: {error}"))
+            }),
+        #[cfg(not(feature = "etcd"))]
+        Backend::Etcd(url) => Err(ServerError::Backend(format!(
+            "--etcd {url}: this binary was built without real etcd support; rebuild with `--features etcd` (needs protoc), or leave --etcd out to use the embedded store"
+        ))),
+    }
+}

@@ -1,0 +1,222 @@
+//! Every error as a Kubernetes `Status`: mirrors apiserver's
+//! `pkg/endpoints/handlers/responsewriters/status.go` (`ErrorToAPIStatus`, `WriteObjectNegotiated`
+//! of a `*metav1.Status`) and the `apierrors.New*` constructors the handlers use.
+//!
+//! Storage errors already know their code and reason ([`StorageError::to_status`]); this module
+//! adds the errors only the HTTP edge makes (405, 413, 415, 401, unknown paths) and writes them
+//! with `Content-Type: application/json` and, for 429, `Retry-After`.
+
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Status, StatusCause, StatusDetails};
+
+use stage5_storage::StorageError;
+use stage5_storage::encode::encode_status;
+
+/// An error answer: a `Status` and the HTTP details that go with it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ApiError {
+    /// The body (boxed: a `Status` is large and errors travel in every `Result`).
+    pub status: Box<Status>,
+}
+
+fn failure(code: u16, reason: &str, message: String, details: Option<StatusDetails>) -> ApiError {
+    ApiError {
+        status: Box::new(Status {
+            code: Some(i32::from(code)),
+            reason: Some(reason.to_string()),
+            message: Some(message),
+            status: Some("Failure".to_string()),
+            details,
+            metadata: Default::default(),
+        }),
+    }
+}
+
+impl ApiError {
+    /// The HTTP code.
+    pub fn code(&self) -> u16 {
+        self.status
+            .code
+            .and_then(|c| u16::try_from(c).ok())
+            .unwrap_or(500)
+    }
+
+    /// 400 BadRequest (`apierrors.NewBadRequest`).
+    pub fn bad_request(message: impl Into<String>) -> Self {
+        failure(400, "BadRequest", message.into(), None)
+    }
+
+    /// 401 Unauthorized, as the authentication filter answers (`Unauthorized`).
+    pub fn unauthorized() -> Self {
+        failure(401, "Unauthorized", "Unauthorized".into(), None)
+    }
+
+    /// 429 while the server shuts down (`WithRetryAfter`: "The apiserver is shutting down").
+    pub fn shutting_down() -> Self {
+        failure(
+            429,
+            "TooManyRequests",
+            "The apiserver is shutting down, please try again later.".into(),
+            Some(StatusDetails {
+                retry_after_seconds: Some(1),
+                ..StatusDetails::default()
+            }),
+        )
+    }
+
+    /// 404 for a path this server does not serve (`NotFoundHandler`).
+    pub fn path_not_found() -> Self {
+        failure(
+            404,
+            "NotFound",
+            "the server could not find the requested resource".into(),
+            Some(StatusDetails::default()),
+        )
+    }
+
+    /// 405 MethodNotAllowed (`apierrors.NewMethodNotSupported`).
+    pub fn method_not_supported(resource: &str, verb: &str) -> Self {
+        failure(
+            405,
+            "MethodNotAllowed",
+            format!("{verb} is not supported on resources of kind {resource:?}"),
+            Some(StatusDetails {
+                kind: Some(resource.to_string()),
+                ..StatusDetails::default()
+            }),
+        )
+    }
+
+    /// 413 RequestEntityTooLarge (`apierrors.NewRequestEntityTooLargeError`).
+    pub fn too_large(limit: usize) -> Self {
+        failure(
+            413,
+            "RequestEntityTooLarge",
+            format!("Request entity too large: limit is {limit}"),
+            None,
+        )
+    }
+
+    /// 415 UnsupportedMediaType (`NewUnsupportedMediaTypeError`).
+    pub fn unsupported_media_type(content_type: &str, supported: &[&str]) -> Self {
+        failure(
+            415,
+            "UnsupportedMediaType",
+            format!(
+                "the body of the request was in an unknown format - accepted media types include: {}",
+                supported.join(", ")
+            ),
+            Some(StatusDetails {
+                causes: Some(vec![StatusCause {
+                    reason: Some("UnsupportedMediaType".into()),
+                    message: Some(content_type.to_string()),
+                    field: None,
+                }]),
+                ..StatusDetails::default()
+            }),
+        )
+    }
+
+    /// 422 Invalid for one field (`apierrors.NewInvalid`).
+    pub fn invalid(kind: &str, name: &str, field: &str, message: &str) -> Self {
+        failure(
+            422,
+            "Invalid",
+            format!("{kind} {name:?} is invalid: {field}: {message}"),
+            Some(StatusDetails {
+                name: Some(name.to_string()),
+                kind: Some(kind.to_string()),
+                causes: Some(vec![StatusCause {
+                    reason: Some("FieldValueInvalid".into()),
+                    message: Some(message.to_string()),
+                    field: Some(field.to_string()),
+                }]),
+                ..StatusDetails::default()
+            }),
+        )
+    }
+}
+
+impl From<StorageError> for ApiError {
+    fn from(error: StorageError) -> Self {
+        ApiError {
+            status: Box::new(error.to_status()),
+        }
+    }
+}
+
+// ANCHOR: error_to_status
+impl IntoResponse for ApiError {
+    /// Mirrors `responsewriters.ErrorNegotiated`: the `Status` as JSON with its code. A 429 or
+    /// 504 also says when to retry (`Retry-After`), as apiserver's `tooManyRequests` filter and
+    /// the `ResourceVersionTooLarge` path do through `details.retryAfterSeconds`.
+    fn into_response(self) -> Response {
+        let code = StatusCode::from_u16(self.code()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        let retry_after = self
+            .status
+            .details
+            .as_ref()
+            .and_then(|d| d.retry_after_seconds)
+            .filter(|_| matches!(code.as_u16(), 429 | 503 | 504));
+        let mut response = (code, encode_status(&self.status)).into_response();
+        let headers = response.headers_mut();
+        headers.insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
+        if let Some(seconds) = retry_after {
+            headers.insert(header::RETRY_AFTER, HeaderValue::from(seconds));
+        }
+        response
+    }
+}
+// ANCHOR_END: error_to_status
+
+/// Mirrors apiserver's `WithPanicRecovery` filter: a handler that panics answers 500
+/// `InternalError` instead of dropping the connection, and the panic is logged.
+pub async fn catch_panic(
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    use futures::FutureExt as _;
+    let uri = request.uri().clone();
+    match std::panic::AssertUnwindSafe(next.run(request))
+        .catch_unwind()
+        .await
+    {
+        Ok(response) => response,
+        Err(panic) => {
+            let message = panic
+                .downcast_ref::<&str>()
+                .map(|s| (*s).to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "panic".to_string());
+            tracing::error!(%uri, %message, "handler panicked");
+            ApiError::from(StorageError::Internal(format!(
+                "the server panicked: {message}"
+            )))
+            .into_response()
+        }
+    }
+}
+
+/// The fallback route: any path nothing else serves is a 404 `Status`.
+pub async fn not_found_fallback() -> ApiError {
+    ApiError::path_not_found()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_not_ready_cache_is_429_with_retry_after() {
+        let response = ApiError::from(StorageError::TooManyRequests).into_response();
+        assert_eq!(response.status(), StatusCode::TOO_MANY_REQUESTS);
+        assert_eq!(response.headers()[header::RETRY_AFTER], "1");
+        assert_eq!(response.headers()[header::CONTENT_TYPE], "application/json");
+        let not_found = ApiError::path_not_found().into_response();
+        assert!(not_found.headers().get(header::RETRY_AFTER).is_none());
+    }
+}

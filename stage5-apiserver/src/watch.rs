@@ -1,0 +1,170 @@
+//! Serving a watch over HTTP: mirrors apiserver's `pkg/endpoints/handlers/watch.go`
+//! (`serveWatch` and `WatchServer.HandleHTTP`).
+//!
+//! The storage hands out finished JSON lines ([`Storage::watch_encoded`]: the Cacher encodes each
+//! object once for every watcher). This module only frames them: a `200` with
+//! `Content-Type: application/json` and a chunked body, one line per event, until the storage
+//! ends the watch (an `ERROR` event such as 410 Expired is the last line), the timeout
+//! (`timeoutSeconds`, or a random time between `--min-request-timeout` and twice that, so that
+//! watches spread their reconnects), the server's shutdown, or the client going away.
+//!
+//! [`WatchRegistry`] keeps every live HTTP watch, for `/metrics` and `/debug/watchers`.
+
+use std::collections::BTreeMap;
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use axum::body::Body;
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::Response;
+use bytes::Bytes;
+use futures::{FutureExt, StreamExt};
+use parking_lot::Mutex;
+use rand::RngExt as _;
+use stage3_reflector::{EventType, WatchOptions};
+use tokio_util::sync::CancellationToken;
+
+use crate::registry::RegisteredResource;
+use crate::status::ApiError;
+use stage5_storage::SelectionPredicate;
+use stage5_storage::list_prefix;
+
+/// One live HTTP watch.
+#[derive(Clone, Debug)]
+pub struct LiveWatch {
+    /// The resource, e.g. `pods`.
+    pub resource: &'static str,
+    /// What it watches: namespace, selectors and starting version.
+    pub identifier: String,
+    /// When it started.
+    pub started: Instant,
+    /// Events written so far.
+    pub events: Arc<AtomicU64>,
+}
+
+/// Every live HTTP watch, by id.
+#[derive(Debug, Default)]
+pub struct WatchRegistry {
+    next_id: AtomicU64,
+    live: Mutex<BTreeMap<u64, LiveWatch>>,
+}
+
+/// Removes its watch from the registry when the response body is dropped.
+#[derive(Debug)]
+pub struct WatchGuard {
+    registry: Arc<crate::app_state::AppState>,
+    id: u64,
+}
+
+impl Drop for WatchGuard {
+    fn drop(&mut self) {
+        self.registry.watches.live.lock().remove(&self.id);
+    }
+}
+
+impl WatchRegistry {
+    /// A snapshot of the live watches.
+    pub fn snapshot(&self) -> Vec<LiveWatch> {
+        self.live.lock().values().cloned().collect()
+    }
+
+    /// How many watches each resource has.
+    pub fn count_by_resource(&self) -> BTreeMap<&'static str, usize> {
+        let mut counts = BTreeMap::new();
+        for w in self.live.lock().values() {
+            *counts.entry(w.resource).or_insert(0) += 1;
+        }
+        counts
+    }
+}
+
+/// The length of a watch without `timeoutSeconds`: mirrors `serveWatch`'s
+/// `time.Duration(float64(minRequestTimeout) * (rand.Float64() + 1.0))`.
+pub fn default_watch_timeout(min_request_timeout: Duration) -> Duration {
+    let factor: f64 = rand::rng().random_range(1.0..2.0);
+    min_request_timeout.mul_f64(factor)
+}
+
+// ANCHOR: serve_watch
+/// Mirrors `serveWatch`: opens the storage's encoded watch and streams its lines as a chunked
+/// `application/json` body. Errors before the first byte (a bad resourceVersion, a cache that is
+/// not ready) are ordinary error responses; errors after it are `ERROR` events from the storage.
+pub async fn serve_watch(
+    state: &Arc<crate::app_state::AppState>,
+    resource: &RegisteredResource,
+    namespace: Option<&str>,
+    options: WatchOptions,
+    predicate: SelectionPredicate,
+) -> Result<Response, ApiError> {
+    let prefix = list_prefix(&resource.info, namespace);
+    let identifier = format!(
+        "{}{} rv={:?} labels={:?} fields={:?}{}",
+        namespace.map(|ns| format!("ns={ns} ")).unwrap_or_default(),
+        resource.info.plural,
+        options.resource_version,
+        options.label_selector,
+        options.field_selector,
+        if options.send_initial_events {
+            " sendInitialEvents"
+        } else {
+            ""
+        },
+    );
+    let timeout = options.timeout_seconds.map_or_else(
+        || default_watch_timeout(state.min_request_timeout),
+        |s| Duration::from_secs(u64::from(s)),
+    );
+    let lines = resource
+        .dyn_storage
+        .watch_encoded(prefix, options, predicate)
+        .await?;
+
+    let events = Arc::new(AtomicU64::new(0));
+    let id = state.watches.next_id.fetch_add(1, Ordering::Relaxed);
+    state.watches.live.lock().insert(
+        id,
+        LiveWatch {
+            resource: resource.info.plural,
+            identifier,
+            started: Instant::now(),
+            events: Arc::clone(&events),
+        },
+    );
+    let guard = WatchGuard {
+        registry: Arc::clone(state),
+        id,
+    };
+    // The stream ends at the timeout or at shutdown, whichever comes first; dropping it (also
+    // when the client goes away) drops the storage's watch and the guard.
+    let stop = end_of_watch(state.shutdown.clone(), timeout);
+    let body = lines.take_until(stop).map(move |event| {
+        events.fetch_add(1, Ordering::Relaxed);
+        if event.event_type == EventType::Error {
+            guard.registry.metrics.count_watch_error();
+        }
+        Ok::<Bytes, Infallible>(event.line)
+    });
+    let mut response = Response::new(Body::from_stream(body));
+    *response.status_mut() = StatusCode::OK;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    Ok(response)
+}
+// ANCHOR_END: serve_watch
+
+fn end_of_watch(
+    shutdown: CancellationToken,
+    timeout: Duration,
+) -> futures::future::BoxFuture<'static, ()> {
+    async move {
+        tokio::select! {
+            () = shutdown.cancelled() => {}
+            () = tokio::time::sleep(timeout) => {}
+        }
+    }
+    .boxed()
+}

@@ -1,0 +1,13 @@
+//! Stage 5c's integration tests, one test binary (one link) for the whole crate.
+//!
+//! - [`server_http`]: every verb, Status errors and watch streams over raw HTTP;
+//! - [`server_kube_client`]: kube-client and kube-runtime's watcher, unchanged;
+//! - [`server_kubectl`]: the real kubectl;
+//! - [`server_informer`]: stage 4's shared informer against the server, through relists;
+//! - [`end_to_end_example`]: the README's main job, as a test.
+
+mod end_to_end_example;
+mod server_http;
+mod server_informer;
+mod server_kube_client;
+mod server_kubectl;

@@ -1,0 +1,947 @@
+//! The mini-apiserver over raw HTTP: discovery, every verb, every error as a `Status` with its
+//! code and reason, the watch stream's format (chunked newline-delimited JSON, bookmarks with kind
+//! and apiVersion, `sendInitialEvents`), 410 on a list versus an `ERROR` event on a watch, auth,
+//! `/metrics`, `/debug/watchers`, shutdown ending watches, and malformed input not hurting it.
+//!
+//! Each test starts its own server on `127.0.0.1:0` over the embedded store. Every wait is
+//! bounded.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::body::Incoming;
+use hyper::{HeaderMap, Method, Request, Response, StatusCode};
+use hyper_util::client::legacy::Client;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::TokioExecutor;
+use serde_json::{Value, json};
+use stage5_apiserver::{Backend, RunningServer, Server, ServerConfig};
+use stage5_storage::kv::{EmbeddedKv, Kv};
+use tokio::time::timeout;
+
+const WAIT: Duration = Duration::from_secs(10);
+
+struct Http {
+    client: Client<HttpConnector, Full<Bytes>>,
+    base: String,
+    token: Option<String>,
+}
+
+struct Answer {
+    status: StatusCode,
+    headers: HeaderMap,
+    body: Value,
+}
+
+impl Http {
+    fn new(server: &RunningServer) -> Self {
+        Http {
+            client: Client::builder(TokioExecutor::new()).build_http(),
+            base: server.url(),
+            token: None,
+        }
+    }
+
+    async fn send(
+        &self,
+        method: Method,
+        path: &str,
+        content_type: &str,
+        body: Vec<u8>,
+    ) -> Response<Incoming> {
+        let mut request = Request::builder()
+            .method(method)
+            .uri(format!("{}{path}", self.base));
+        if !content_type.is_empty() {
+            request = request.header("content-type", content_type);
+        }
+        if let Some(token) = &self.token {
+            request = request.header("authorization", format!("Bearer {token}"));
+        }
+        let request = request.body(Full::new(Bytes::from(body))).expect("request");
+        timeout(WAIT, self.client.request(request))
+            .await
+            .expect("response in time")
+            .expect("response")
+    }
+
+    async fn call(&self, method: Method, path: &str, content_type: &str, body: Vec<u8>) -> Answer {
+        let response = self.send(method, path, content_type, body).await;
+        let status = response.status();
+        let headers = response.headers().clone();
+        let bytes = timeout(WAIT, response.into_body().collect())
+            .await
+            .expect("body in time")
+            .expect("body")
+            .to_bytes();
+        let body = serde_json::from_slice(&bytes)
+            .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into_owned()));
+        Answer {
+            status,
+            headers,
+            body,
+        }
+    }
+
+    async fn get(&self, path: &str) -> Answer {
+        self.call(Method::GET, path, "", Vec::new()).await
+    }
+
+    async fn post(&self, path: &str, body: Value) -> Answer {
+        self.call(
+            Method::POST,
+            path,
+            "application/json",
+            body.to_string().into_bytes(),
+        )
+        .await
+    }
+
+    async fn put(&self, path: &str, body: Value) -> Answer {
+        self.call(
+            Method::PUT,
+            path,
+            "application/json",
+            body.to_string().into_bytes(),
+        )
+        .await
+    }
+
+    async fn patch(&self, path: &str, content_type: &str, body: Value) -> Answer {
+        self.call(
+            Method::PATCH,
+            path,
+            content_type,
+            body.to_string().into_bytes(),
+        )
+        .await
+    }
+
+    async fn delete(&self, path: &str) -> Answer {
+        self.call(Method::DELETE, path, "", Vec::new()).await
+    }
+
+    /// Opens a watch and returns its response (headers) and a line reader.
+    async fn watch(&self, path: &str) -> (StatusCode, HeaderMap, Lines) {
+        let response = self.send(Method::GET, path, "", Vec::new()).await;
+        let status = response.status();
+        let headers = response.headers().clone();
+        (
+            status,
+            headers,
+            Lines {
+                body: response.into_body(),
+                buffer: Vec::new(),
+            },
+        )
+    }
+}
+
+/// Reads a streamed body line by line.
+struct Lines {
+    body: Incoming,
+    buffer: Vec<u8>,
+}
+
+impl Lines {
+    /// The next line as JSON; `None` at the end of the stream.
+    async fn next(&mut self) -> Option<Value> {
+        loop {
+            if let Some(end) = self.buffer.iter().position(|b| *b == b'\n') {
+                let line: Vec<u8> = self.buffer.drain(..=end).collect();
+                return Some(serde_json::from_slice(&line).expect("each line is JSON"));
+            }
+            let frame = timeout(WAIT, self.body.frame())
+                .await
+                .expect("event in time")?;
+            if let Ok(data) = frame.expect("frame").into_data() {
+                self.buffer.extend_from_slice(&data);
+            }
+        }
+    }
+
+    /// The next event, which must exist.
+    async fn event(&mut self) -> Value {
+        self.next().await.expect("another event")
+    }
+}
+
+async fn start(config: ServerConfig) -> RunningServer {
+    Server::start(config).await.expect("server starts")
+}
+
+async fn start_default() -> RunningServer {
+    start(ServerConfig::for_tests()).await
+}
+
+fn pod(name: &str, node: &str, app: &str) -> Value {
+    json!({
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": name, "labels": {"app": app}},
+        "spec": {"nodeName": node, "containers": [{"name": "c", "image": "nginx"}]},
+    })
+}
+
+fn assert_status(answer: &Answer, code: u16, reason: &str) {
+    assert_eq!(answer.status.as_u16(), code, "{}", answer.body);
+    assert_eq!(answer.body["kind"], "Status", "{}", answer.body);
+    assert_eq!(answer.body["apiVersion"], "v1", "{}", answer.body);
+    assert_eq!(answer.body["code"], code, "{}", answer.body);
+    assert_eq!(answer.body["reason"], reason, "{}", answer.body);
+    assert_eq!(
+        answer
+            .headers
+            .get("content-type")
+            .and_then(|v| v.to_str().ok()),
+        Some("application/json")
+    );
+}
+
+const PODS: &str = "/api/v1/namespaces/default/pods";
+
+#[tokio::test]
+async fn discovery_is_enough_for_kubectl() {
+    let server = start_default().await;
+    let http = Http::new(&server);
+    let api = http.get("/api").await;
+    assert_eq!(api.body["kind"], "APIVersions");
+    assert_eq!(api.body["versions"], json!(["v1"]));
+    let apis = http.get("/apis").await;
+    assert_eq!(apis.body["kind"], "APIGroupList");
+    assert_eq!(apis.body["groups"][0]["name"], "apps");
+    assert_eq!(
+        apis.body["groups"][0]["preferredVersion"]["groupVersion"],
+        "apps/v1"
+    );
+    let v1 = http.get("/api/v1").await;
+    assert_eq!(v1.body["kind"], "APIResourceList");
+    let pods = v1.body["resources"]
+        .as_array()
+        .and_then(|r| r.iter().find(|r| r["name"] == "pods"))
+        .cloned()
+        .expect("pods in /api/v1");
+    assert_eq!(pods["kind"], "Pod");
+    assert_eq!(pods["namespaced"], true);
+    assert_eq!(pods["singularName"], "pod");
+    assert_eq!(pods["shortNames"], json!(["po"]));
+    for verb in [
+        "create", "delete", "get", "list", "patch", "update", "watch",
+    ] {
+        assert!(
+            pods["verbs"]
+                .as_array()
+                .is_some_and(|v| v.contains(&json!(verb))),
+            "{verb}"
+        );
+    }
+    let nodes = v1.body["resources"]
+        .as_array()
+        .and_then(|r| r.iter().find(|r| r["name"] == "nodes"))
+        .cloned()
+        .expect("nodes");
+    assert_eq!(nodes["namespaced"], false);
+    let apps = http.get("/apis/apps/v1").await;
+    assert_eq!(apps.body["groupVersion"], "apps/v1");
+    assert_eq!(apps.body["resources"][0]["kind"], "Deployment");
+    assert_eq!(http.get("/version").await.body["major"], "1");
+    assert_eq!(http.get("/healthz").await.body, "ok");
+    assert_eq!(http.get("/readyz").await.status, StatusCode::OK);
+    // Aggregated discovery is answered with the plain document, as JSON.
+    let aggregated = http
+        .client
+        .request(
+            Request::get(format!("{}/api", http.base))
+                .header(
+                    "accept",
+                    "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json",
+                )
+                .body(Full::new(Bytes::new()))
+                .expect("request"),
+        )
+        .await
+        .expect("response");
+    assert_eq!(aggregated.headers()["content-type"], "application/json");
+    let openapi = http.get("/openapi/v3").await;
+    assert!(openapi.body["paths"]["api/v1"]["serverRelativeURL"].is_string());
+    assert_status(&http.get("/apis/nope/v1").await, 404, "NotFound");
+    assert_status(&http.get("/nope").await, 404, "NotFound");
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn every_verb_and_its_errors() {
+    let server = start_default().await;
+    let http = Http::new(&server);
+
+    // create
+    let created = http.post(PODS, pod("web-0", "n1", "web")).await;
+    assert_eq!(created.status, StatusCode::CREATED, "{}", created.body);
+    let meta = &created.body["metadata"];
+    assert_eq!(meta["namespace"], "default");
+    assert!(meta["uid"].as_str().is_some_and(|u| u.len() == 36));
+    assert!(meta["creationTimestamp"].is_string());
+    let rv0 = meta["resourceVersion"].as_str().expect("rv").to_string();
+    assert_status(
+        &http.post(PODS, pod("web-0", "n1", "web")).await,
+        409,
+        "AlreadyExists",
+    );
+    let mut other_ns = pod("x", "n1", "web");
+    other_ns["metadata"]["namespace"] = json!("kube-system");
+    assert_status(&http.post(PODS, other_ns).await, 400, "BadRequest");
+    assert_status(
+        &http.post(PODS, json!({"metadata": {}})).await,
+        422,
+        "Invalid",
+    );
+    assert_status(
+        &http.post(PODS, pod("Not_A_Name", "n1", "web")).await,
+        422,
+        "Invalid",
+    );
+    let mut wrong_kind = pod("cm", "n1", "web");
+    wrong_kind["kind"] = json!("ConfigMap");
+    assert_status(&http.post(PODS, wrong_kind).await, 400, "BadRequest");
+    assert_status(
+        &http
+            .call(
+                Method::POST,
+                PODS,
+                "application/json",
+                b"{not json".to_vec(),
+            )
+            .await,
+        400,
+        "BadRequest",
+    );
+    assert_status(
+        &http
+            .call(
+                Method::POST,
+                PODS,
+                "application/vnd.kubernetes.protobuf",
+                b"k8s\0".to_vec(),
+            )
+            .await,
+        415,
+        "UnsupportedMediaType",
+    );
+    let generated = http
+        .post(PODS, json!({"metadata": {"generateName": "gen-"}}))
+        .await;
+    assert_eq!(generated.status, StatusCode::CREATED, "{}", generated.body);
+    assert!(
+        generated.body["metadata"]["name"]
+            .as_str()
+            .is_some_and(|n| n.starts_with("gen-") && n.len() == 9)
+    );
+    http.post(PODS, pod("web-1", "n2", "web")).await;
+    http.post(PODS, pod("db-0", "n1", "db")).await;
+
+    // get
+    let got = http.get(&format!("{PODS}/web-0")).await;
+    assert_eq!(got.body["metadata"]["resourceVersion"], rv0.as_str());
+    assert_status(&http.get(&format!("{PODS}/missing")).await, 404, "NotFound");
+    assert_status(
+        &http.get("/api/v1/namespaces/default/widgets").await,
+        404,
+        "NotFound",
+    );
+    assert_status(
+        &http.get(&format!("{PODS}/web-0/status")).await,
+        404,
+        "NotFound",
+    );
+
+    // list with selectors and paging
+    let list = http.get(PODS).await;
+    assert_eq!(list.body["kind"], "PodList");
+    assert_eq!(list.body["apiVersion"], "v1");
+    assert!(list.body["metadata"]["resourceVersion"].is_string());
+    assert_eq!(list.body["items"].as_array().map(Vec::len), Some(4));
+    let web = http.get(&format!("{PODS}?labelSelector=app%3Dweb")).await;
+    assert_eq!(web.body["items"].as_array().map(Vec::len), Some(2));
+    let on_n1 = http
+        .get(&format!("{PODS}?fieldSelector=spec.nodeName%3Dn1"))
+        .await;
+    assert_eq!(
+        on_n1.body["items"].as_array().map(Vec::len),
+        Some(2),
+        "{}",
+        on_n1.body
+    );
+    assert_status(
+        &http.get(&format!("{PODS}?labelSelector=a%20in%20(")).await,
+        400,
+        "BadRequest",
+    );
+    assert_status(
+        &http
+            .get(&format!("{PODS}?fieldSelector=spec.foo%3Dx"))
+            .await,
+        400,
+        "BadRequest",
+    );
+    assert_status(
+        &http.get(&format!("{PODS}?resourceVersion=abc")).await,
+        400,
+        "BadRequest",
+    );
+    assert_status(
+        &http.get(&format!("{PODS}?limit=x")).await,
+        400,
+        "BadRequest",
+    );
+    assert_status(
+        &http.get(&format!("{PODS}?continue=garbage")).await,
+        400,
+        "BadRequest",
+    );
+    assert_status(
+        &http.get(&format!("{PODS}?watch=maybe")).await,
+        400,
+        "BadRequest",
+    );
+    assert_status(
+        &http
+            .get(&format!("{PODS}?resourceVersionMatch=Exact"))
+            .await,
+        422,
+        "Invalid",
+    );
+    let page1 = http.get(&format!("{PODS}?limit=3")).await;
+    assert_eq!(page1.body["items"].as_array().map(Vec::len), Some(3));
+    // remainingItemCount is optional ("when known"); when sent it must be right.
+    let remaining = &page1.body["metadata"]["remainingItemCount"];
+    assert!(remaining.is_null() || *remaining == 1, "{remaining}");
+    let token = page1.body["metadata"]["continue"]
+        .as_str()
+        .expect("continue")
+        .to_string();
+    let page2 = http.get(&format!("{PODS}?limit=3&continue={token}")).await;
+    assert_eq!(page2.body["items"].as_array().map(Vec::len), Some(1));
+    assert!(page2.body["metadata"].get("continue").is_none());
+    let all_ns = http.get("/api/v1/pods").await;
+    assert_eq!(all_ns.body["items"].as_array().map(Vec::len), Some(4));
+
+    // update
+    let mut changed = got.body.clone();
+    changed["metadata"]["labels"]["tier"] = json!("front");
+    let updated = http.put(&format!("{PODS}/web-0"), changed.clone()).await;
+    assert_eq!(updated.status, StatusCode::OK, "{}", updated.body);
+    assert_eq!(updated.body["metadata"]["labels"]["tier"], "front");
+    assert_eq!(updated.body["metadata"]["uid"], got.body["metadata"]["uid"]);
+    assert_status(
+        &http.put(&format!("{PODS}/web-0"), changed.clone()).await,
+        409,
+        "Conflict",
+    );
+    assert_status(
+        &http.put(&format!("{PODS}/other"), changed.clone()).await,
+        400,
+        "BadRequest",
+    );
+    let mut missing = pod("ghost", "n1", "web");
+    missing["metadata"]["resourceVersion"] = json!("1");
+    assert_status(
+        &http.put(&format!("{PODS}/ghost"), missing).await,
+        404,
+        "NotFound",
+    );
+
+    // patch
+    let path = format!("{PODS}/web-0");
+    let patched = http
+        .patch(
+            &path,
+            "application/merge-patch+json",
+            json!({"metadata": {"labels": {"tier": null, "x": "1"}}}),
+        )
+        .await;
+    assert_eq!(patched.status, StatusCode::OK, "{}", patched.body);
+    assert_eq!(
+        patched.body["metadata"]["labels"],
+        json!({"app": "web", "x": "1"})
+    );
+    let strategic = http
+        .patch(
+            &path,
+            "application/strategic-merge-patch+json",
+            json!({"spec": {"nodeName": "n9"}}),
+        )
+        .await;
+    assert_eq!(strategic.body["spec"]["nodeName"], "n9");
+    assert_status(
+        &http
+            .patch(
+                &path,
+                "application/json-patch+json",
+                json!([{"op": "remove", "path": "/spec"}]),
+            )
+            .await,
+        415,
+        "UnsupportedMediaType",
+    );
+    assert_status(
+        &http
+            .patch(
+                &path,
+                "application/merge-patch+json",
+                json!({"metadata": {"resourceVersion": rv0}}),
+            )
+            .await,
+        409,
+        "Conflict",
+    );
+    assert_status(
+        &http
+            .patch(
+                &path,
+                "application/merge-patch+json",
+                json!({"metadata": {"name": "renamed"}}),
+            )
+            .await,
+        422,
+        "Invalid",
+    );
+    assert_status(
+        &http
+            .patch(
+                &format!("{PODS}/ghost"),
+                "application/merge-patch+json",
+                json!({}),
+            )
+            .await,
+        404,
+        "NotFound",
+    );
+
+    // verbs not allowed
+    assert_status(
+        &http.post(&path, pod("web-0", "n1", "web")).await,
+        405,
+        "MethodNotAllowed",
+    );
+    assert_status(
+        &http.put(PODS, pod("web-0", "n1", "web")).await,
+        405,
+        "MethodNotAllowed",
+    );
+    assert_status(&http.delete(PODS).await, 405, "MethodNotAllowed");
+    assert_status(
+        &http.call(Method::OPTIONS, PODS, "", Vec::new()).await,
+        405,
+        "MethodNotAllowed",
+    );
+
+    // delete
+    let deleted = http.delete(&path).await;
+    assert_eq!(deleted.status, StatusCode::OK, "{}", deleted.body);
+    assert_eq!(deleted.body["metadata"]["name"], "web-0");
+    assert_status(&http.delete(&path).await, 404, "NotFound");
+    let precondition = http
+        .call(
+            Method::DELETE,
+            &format!("{PODS}/web-1"),
+            "application/json",
+            json!({"preconditions": {"uid": "not-it"}})
+                .to_string()
+                .into_bytes(),
+        )
+        .await;
+    assert_status(&precondition, 409, "Conflict");
+
+    // cluster-scoped
+    let node = http
+        .post(
+            "/api/v1/nodes",
+            json!({"metadata": {"name": "n1"}, "spec": {"unschedulable": true}}),
+        )
+        .await;
+    assert_eq!(node.status, StatusCode::CREATED, "{}", node.body);
+    assert!(node.body["metadata"].get("namespace").is_none());
+    assert_eq!(http.get("/api/v1/nodes/n1").await.status, StatusCode::OK);
+    assert_status(
+        &http.get("/api/v1/namespaces/default/nodes/n1").await,
+        404,
+        "NotFound",
+    );
+    let ns = http
+        .post(
+            "/api/v1/namespaces",
+            json!({"metadata": {"name": "team-a"}}),
+        )
+        .await;
+    assert_eq!(ns.status, StatusCode::CREATED);
+    assert_eq!(
+        http.get("/api/v1/namespaces/team-a").await.body["kind"],
+        "Namespace"
+    );
+    let deploy = http
+        .post(
+            "/apis/apps/v1/namespaces/team-a/deployments",
+            json!({"metadata": {"name": "d"}, "spec": {"replicas": 1}}),
+        )
+        .await;
+    assert_eq!(deploy.status, StatusCode::CREATED, "{}", deploy.body);
+    assert_eq!(deploy.body["apiVersion"], "apps/v1");
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_body_over_the_limit_is_a_413_status() {
+    let server = start(ServerConfig::for_tests().body_limit(1024)).await;
+    let http = Http::new(&server);
+    let mut big = pod("big", "n1", "web");
+    big["metadata"]["annotations"] = json!({"a": "x".repeat(4096)});
+    assert_status(
+        &http.post(PODS, big.clone()).await,
+        413,
+        "RequestEntityTooLarge",
+    );
+    assert_status(
+        &http
+            .patch(&format!("{PODS}/big"), "application/merge-patch+json", big)
+            .await,
+        413,
+        "RequestEntityTooLarge",
+    );
+    assert_eq!(
+        http.post(PODS, pod("small", "n1", "web")).await.status,
+        StatusCode::CREATED
+    );
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_watch_streams_chunked_json_lines_until_its_timeout() {
+    let server = start_default().await;
+    let http = Http::new(&server);
+    let list = http.get(PODS).await;
+    let rv = list.body["metadata"]["resourceVersion"]
+        .as_str()
+        .expect("rv")
+        .to_string();
+    let (status, headers, mut lines) = http
+        .watch(&format!(
+            "{PODS}?watch=1&resourceVersion={rv}&timeoutSeconds=3"
+        ))
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(headers["content-type"], "application/json");
+    assert_eq!(headers["transfer-encoding"], "chunked");
+    http.post(PODS, pod("w", "n1", "web")).await;
+    http.patch(
+        &format!("{PODS}/w"),
+        "application/merge-patch+json",
+        json!({"metadata": {"labels": {"v": "2"}}}),
+    )
+    .await;
+    http.delete(&format!("{PODS}/w")).await;
+    let added = lines.event().await;
+    assert_eq!(added["type"], "ADDED");
+    assert_eq!(added["object"]["kind"], "Pod");
+    assert_eq!(added["object"]["metadata"]["name"], "w");
+    let modified = lines.event().await;
+    assert_eq!(modified["type"], "MODIFIED");
+    assert_eq!(modified["object"]["metadata"]["labels"]["v"], "2");
+    assert_eq!(lines.event().await["type"], "DELETED");
+    // The server ends the stream at timeoutSeconds.
+    assert!(lines.next().await.is_none());
+
+    // A watch of one object through its path (`kubectl get pod x -w`).
+    http.post(PODS, pod("one", "n1", "web")).await;
+    http.post(PODS, pod("two", "n1", "web")).await;
+    let (_, _, mut one) = http
+        .watch(&format!("{PODS}/one?watch=true&timeoutSeconds=2"))
+        .await;
+    let first = one.event().await;
+    assert_eq!(
+        (
+            first["type"].as_str(),
+            first["object"]["metadata"]["name"].as_str()
+        ),
+        (Some("ADDED"), Some("one"))
+    );
+    assert!(one.next().await.is_none());
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn send_initial_events_ends_with_an_annotated_bookmark_with_kind_and_api_version() {
+    let server = start_default().await;
+    let http = Http::new(&server);
+    for name in ["a", "b", "c"] {
+        http.post(PODS, pod(name, "n1", "web")).await;
+    }
+    let bad = http
+        .get(&format!(
+            "{PODS}?watch=1&sendInitialEvents=true&allowWatchBookmarks=true"
+        ))
+        .await;
+    assert_status(&bad, 422, "Invalid");
+    let (status, _, mut lines) = http
+        .watch(&format!(
+            "{PODS}?watch=1&sendInitialEvents=true&allowWatchBookmarks=true&resourceVersionMatch=NotOlderThan&timeoutSeconds=5"
+        ))
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    let mut names = Vec::new();
+    let bookmark = loop {
+        let event = lines.event().await;
+        match event["type"].as_str() {
+            Some("ADDED") => names.push(
+                event["object"]["metadata"]["name"]
+                    .as_str()
+                    .unwrap_or("")
+                    .to_string(),
+            ),
+            Some("BOOKMARK") => break event,
+            other => panic!("unexpected {other:?}: {event}"),
+        }
+    };
+    names.sort();
+    assert_eq!(names, ["a", "b", "c"]);
+    assert_eq!(bookmark["object"]["kind"], "Pod");
+    assert_eq!(bookmark["object"]["apiVersion"], "v1");
+    assert_eq!(
+        bookmark["object"]["metadata"]["annotations"]["k8s.io/initial-events-end"],
+        "true"
+    );
+    assert!(bookmark["object"]["metadata"]["resourceVersion"].is_string());
+    // Deployments' bookmarks say apps/v1. (From "0": a quiet resource's watch cache cannot
+    // prove it is as fresh as etcd without progress notifications; see the report.)
+    let (_, _, mut deploys) = http
+        .watch("/apis/apps/v1/deployments?watch=1&resourceVersion=0&sendInitialEvents=true&allowWatchBookmarks=true&resourceVersionMatch=NotOlderThan&timeoutSeconds=2")
+        .await;
+    let bookmark = deploys.event().await;
+    assert_eq!(bookmark["type"], "BOOKMARK", "{bookmark}");
+    assert_eq!(bookmark["object"]["kind"], "Deployment");
+    assert_eq!(bookmark["object"]["apiVersion"], "apps/v1");
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn compaction_is_410_on_a_list_and_an_error_event_on_a_watch_without_the_cache() {
+    compaction_is_410_on_a_list_and_an_error_event_on_a_watch(false).await;
+}
+
+#[tokio::test]
+async fn an_rv_older_than_the_watch_cache_window_is_410_on_a_list_and_an_error_event_on_a_watch() {
+    compaction_is_410_on_a_list_and_an_error_event_on_a_watch(true).await;
+}
+
+/// With the watch cache, events older than its window (here 8 events) are gone from memory,
+/// as compacted revisions are gone from etcd.
+async fn compaction_is_410_on_a_list_and_an_error_event_on_a_watch(watch_cache: bool) {
+    let kv: Arc<dyn Kv> = Arc::new(EmbeddedKv::new());
+    let config = ServerConfig::for_tests()
+        .backend(Backend::Kv(Arc::clone(&kv)))
+        .watch_cache(watch_cache)
+        .watch_cache_capacity(8);
+    let server = start(config).await;
+    let http = Http::new(&server);
+    let first = http.post(PODS, pod("p0", "n1", "web")).await;
+    let old_rv = first.body["metadata"]["resourceVersion"]
+        .as_str()
+        .expect("rv")
+        .to_string();
+    for i in 1..30 {
+        http.post(PODS, pod(&format!("p{i}"), "n1", "web")).await;
+    }
+    let now: i64 = http.get(PODS).await.body["metadata"]["resourceVersion"]
+        .as_str()
+        .and_then(|rv| rv.parse().ok())
+        .expect("rv");
+    kv.compact(now).await.expect("compact");
+
+    let list = http
+        .get(&format!(
+            "{PODS}?resourceVersion={old_rv}&resourceVersionMatch=Exact"
+        ))
+        .await;
+    assert_status(&list, 410, "Expired");
+    let paged = http
+        .get(&format!("{PODS}?resourceVersion={old_rv}&limit=2"))
+        .await;
+    assert_status(&paged, 410, "Expired");
+
+    let (status, _, mut lines) = http
+        .watch(&format!(
+            "{PODS}?watch=1&resourceVersion={old_rv}&timeoutSeconds=5"
+        ))
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    let error = lines.event().await;
+    assert_eq!(error["type"], "ERROR", "{error}");
+    assert_eq!(error["object"]["kind"], "Status");
+    assert_eq!(error["object"]["code"], 410);
+    assert_eq!(error["object"]["reason"], "Expired");
+    assert!(
+        lines.next().await.is_none(),
+        "the stream ends after the error"
+    );
+
+    // 504 for a version the store has not reached, with the cause and Retry-After.
+    let future = http
+        .get(&format!(
+            "{PODS}?resourceVersion={}&resourceVersionMatch=NotOlderThan",
+            now + 1000
+        ))
+        .await;
+    assert_status(&future, 504, "Timeout");
+    assert_eq!(
+        future.body["details"]["causes"][0]["reason"],
+        "ResourceVersionTooLarge"
+    );
+    assert!(future.headers.contains_key("retry-after"));
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_token_file_requires_a_bearer_token() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("tokens.csv");
+    std::fs::write(&path, "# tokens\nsecret-1,alice\n").expect("write");
+    let server = start(ServerConfig::for_tests().token_file(&path)).await;
+    let mut http = Http::new(&server);
+    let denied = http.get(PODS).await;
+    assert_status(&denied, 401, "Unauthorized");
+    assert_status(&http.get("/api").await, 401, "Unauthorized");
+    assert_eq!(http.get("/healthz").await.status, StatusCode::OK);
+    http.token = Some("wrong".into());
+    assert_status(&http.get(PODS).await, 401, "Unauthorized");
+    http.token = Some("secret-1".into());
+    assert_eq!(http.get(PODS).await.status, StatusCode::OK);
+    server.shutdown().await;
+
+    let missing =
+        Server::start(ServerConfig::for_tests().token_file(dir.path().join("nope"))).await;
+    assert!(missing.is_err());
+}
+
+#[tokio::test]
+async fn metrics_and_the_debug_page_show_the_watchers() {
+    let server = start_default().await;
+    let http = Http::new(&server);
+    http.post(PODS, pod("m", "n1", "web")).await;
+    let (_, _, mut lines) = http
+        .watch(&format!("{PODS}?watch=1&timeoutSeconds=30"))
+        .await;
+    assert_eq!(lines.event().await["type"], "ADDED");
+
+    let metrics = http.get("/metrics").await;
+    let text = metrics.body.as_str().expect("text").to_string();
+    for series in [
+        "apiserver_request_total",
+        "apiserver_registered_watchers",
+        "apiserver_watch_cache_events_dispatched_total",
+        "apiserver_terminated_watchers_total",
+    ] {
+        assert!(text.contains(series), "{series} missing in\n{text}");
+    }
+    assert!(
+        text.contains(r#"apiserver_registered_watchers{resource="pods"} 1"#),
+        "{text}"
+    );
+    assert!(
+        text.contains(r#"verb="POST""#) && text.contains(r#"code="201""#),
+        "{text}"
+    );
+    if server.state().registry.resources()[0]
+        .storage
+        .cache_stats()
+        .is_some()
+    {
+        for series in [
+            "apiserver_watch_cache_capacity",
+            "apiserver_watch_cache_resource_version",
+            "apiserver_watch_cache_watchers",
+        ] {
+            assert!(text.contains(series), "{series} missing in\n{text}");
+        }
+    }
+
+    let page = http.get("/debug/watchers").await;
+    let html = page.body.as_str().expect("html").to_string();
+    assert!(html.contains("<h2>pods</h2>"), "{html}");
+    assert!(html.contains("ns=default pods"), "{html}");
+    drop(lines);
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn shutdown_ends_open_watch_streams() {
+    let server = start_default().await;
+    let http = Http::new(&server);
+    http.post(PODS, pod("s", "n1", "web")).await;
+    let (_, _, mut lines) = http.watch(&format!("{PODS}?watch=1")).await;
+    assert_eq!(lines.event().await["type"], "ADDED");
+    let token = server.shutdown_token();
+    timeout(WAIT, server.shutdown())
+        .await
+        .expect("shutdown in time");
+    assert!(token.is_cancelled());
+    assert!(lines.next().await.is_none(), "the watch stream ended");
+}
+
+#[tokio::test]
+async fn malformed_requests_never_hurt_the_server() {
+    let server = start_default().await;
+    let http = Http::new(&server);
+    let paths = [
+        "/api/v1/namespaces//pods",
+        "/api/v1/namespaces/default/pods/a/b/c/d",
+        "/apis/apps",
+        "/apis/apps/v2/deployments",
+        "/api/v1/watch/pods?timeoutSeconds=1",
+        "/api/v1/pods?limit=-5",
+        "/api/v1/pods?timeoutSeconds=-1&watch=true",
+        "/api/v1/pods?resourceVersion=99999999999999999999999",
+        "/api/v1/pods?fieldSelector=%ff%fe",
+        "/api/v1/pods?labelSelector=!!!",
+        "/api/v1/pods?continue=eyJ2IjoibWV0YS5rOHMuaW8vdjEiLCJydiI6MSwic3RhcnQiOiIuLi8ifQ",
+        "/api/v1/namespaces/default/pods?%zz=1",
+        "/metrics?x=%00",
+    ];
+    for path in paths {
+        let answer = http.get(path).await;
+        assert!(answer.status.as_u16() < 500, "{path}: {}", answer.body);
+    }
+    let bodies: [&[u8]; 7] = [
+        b"",
+        b"null",
+        b"[]",
+        b"\"str\"",
+        b"{\"metadata\": 5}",
+        b"{\"metadata\": {\"name\": 5}}",
+        &[0xff, 0xfe, 0x00],
+    ];
+    for body in bodies {
+        for method in [Method::POST, Method::PUT, Method::PATCH, Method::DELETE] {
+            let path = if method == Method::POST {
+                PODS.to_string()
+            } else {
+                format!("{PODS}/x")
+            };
+            let content_type = if method == Method::PATCH {
+                "application/merge-patch+json"
+            } else {
+                "application/json"
+            };
+            let answer = http
+                .call(method.clone(), &path, content_type, body.to_vec())
+                .await;
+            assert!(
+                answer.status.is_client_error(),
+                "{method} {body:?}: {} {}",
+                answer.status,
+                answer.body
+            );
+        }
+    }
+    assert_eq!(http.get("/healthz").await.status, StatusCode::OK);
+    server.shutdown().await;
+}

@@ -1,0 +1,402 @@
+//! kube-client against the mini-apiserver with k8s-openapi's typed `Pod` and `ConfigMap`: list,
+//! watch, create, update (and its 409), delete, merge and strategic patches; and kube-runtime's
+//! `watcher` running into an expired resourceVersion (410), relisting, and ending at the server's
+//! state. Every wait is bounded.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::{StreamExt, TryStreamExt};
+use k8s_openapi::api::core::v1::{ConfigMap, Pod};
+use kube::Client;
+use kube::api::{
+    Api, DeleteParams, ListParams, Patch, PatchParams, PostParams, WatchEvent, WatchParams,
+};
+use kube_runtime::WatchStreamExt;
+use kube_runtime::watcher::{self, Event};
+use parking_lot::Mutex;
+use serde_json::json;
+use stage5_apiserver::{Backend, RunningServer, Server, ServerConfig};
+use stage5_storage::kv::{EmbeddedKv, Kv};
+use tokio::time::{Instant, timeout};
+
+const WAIT: Duration = Duration::from_secs(20);
+
+fn client(server: &RunningServer) -> Client {
+    let url = server.url().parse().expect("url");
+    Client::try_from(kube::Config::new(url)).expect("client")
+}
+
+fn pod(name: &str, app: &str) -> Pod {
+    serde_json::from_value(json!({
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": name, "labels": {"app": app}},
+        "spec": {"containers": [{"name": "c", "image": "nginx"}]},
+    }))
+    .expect("pod")
+}
+
+fn api_code(error: &kube::Error) -> Option<u16> {
+    match error {
+        kube::Error::Api(status) => Some(status.code),
+        _ => None,
+    }
+}
+
+#[tokio::test]
+async fn create_get_list_update_patch_delete() {
+    let server = Server::start(ServerConfig::for_tests())
+        .await
+        .expect("start");
+    let pods: Api<Pod> = Api::namespaced(client(&server), "default");
+    let pp = PostParams::default();
+
+    let created = pods
+        .create(&pp, &pod("web-0", "web"))
+        .await
+        .expect("create");
+    assert_eq!(created.metadata.namespace.as_deref(), Some("default"));
+    assert!(created.metadata.uid.is_some());
+    let err = pods
+        .create(&pp, &pod("web-0", "web"))
+        .await
+        .expect_err("exists");
+    assert_eq!(api_code(&err), Some(409));
+    pods.create(&pp, &pod("db-0", "db")).await.expect("create");
+
+    let got = pods.get("web-0").await.expect("get");
+    assert_eq!(
+        got.metadata.resource_version,
+        created.metadata.resource_version
+    );
+    assert_eq!(
+        api_code(&pods.get("nope").await.expect_err("missing")),
+        Some(404)
+    );
+    assert_eq!(pods.get_opt("nope").await.expect("get_opt"), None);
+
+    let all = pods.list(&ListParams::default()).await.expect("list");
+    assert_eq!(all.items.len(), 2);
+    assert!(all.metadata.resource_version.is_some());
+    let web = pods
+        .list(&ListParams::default().labels("app=web"))
+        .await
+        .expect("list");
+    assert_eq!(web.items.len(), 1);
+    let paged = pods
+        .list(&ListParams::default().limit(1))
+        .await
+        .expect("page");
+    assert_eq!(paged.items.len(), 1);
+    assert!(paged.metadata.continue_.is_some());
+
+    let mut changed = got.clone();
+    changed
+        .metadata
+        .labels
+        .get_or_insert_with(BTreeMap::new)
+        .insert("tier".into(), "front".into());
+    let replaced = pods.replace("web-0", &pp, &changed).await.expect("replace");
+    assert_eq!(
+        replaced
+            .metadata
+            .labels
+            .as_ref()
+            .and_then(|l| l.get("tier"))
+            .map(String::as_str),
+        Some("front")
+    );
+    let stale = pods
+        .replace("web-0", &pp, &changed)
+        .await
+        .expect_err("stale");
+    assert_eq!(api_code(&stale), Some(409));
+
+    let merged = pods
+        .patch(
+            "web-0",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"metadata": {"annotations": {"a": "1"}}})),
+        )
+        .await
+        .expect("merge patch");
+    assert_eq!(
+        merged
+            .metadata
+            .annotations
+            .as_ref()
+            .and_then(|a| a.get("a"))
+            .map(String::as_str),
+        Some("1")
+    );
+    let strategic = pods
+        .patch(
+            "web-0",
+            &PatchParams::default(),
+            &Patch::Strategic(json!({"metadata": {"labels": {"tier": null}}})),
+        )
+        .await
+        .expect("strategic patch");
+    assert!(
+        strategic
+            .metadata
+            .labels
+            .as_ref()
+            .is_some_and(|l| !l.contains_key("tier"))
+    );
+
+    pods.delete("web-0", &DeleteParams::default())
+        .await
+        .expect("delete");
+    assert_eq!(
+        api_code(&pods.get("web-0").await.expect_err("gone")),
+        Some(404)
+    );
+    assert_eq!(
+        api_code(
+            &pods
+                .delete("web-0", &DeleteParams::default())
+                .await
+                .expect_err("gone")
+        ),
+        Some(404)
+    );
+
+    // Cluster-wide list.
+    let everywhere: Api<Pod> = Api::all(client(&server));
+    assert_eq!(
+        everywhere
+            .list(&ListParams::default())
+            .await
+            .expect("list")
+            .items
+            .len(),
+        1
+    );
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn watch_sees_added_modified_deleted() {
+    let server = Server::start(ServerConfig::for_tests())
+        .await
+        .expect("start");
+    let cms: Api<ConfigMap> = Api::namespaced(client(&server), "default");
+    let rv = cms
+        .list(&ListParams::default())
+        .await
+        .expect("list")
+        .metadata
+        .resource_version
+        .expect("rv");
+    let mut stream = cms
+        .watch(&WatchParams::default().timeout(10), &rv)
+        .await
+        .expect("watch")
+        .boxed();
+    let cm: ConfigMap =
+        serde_json::from_value(json!({"metadata": {"name": "c1"}, "data": {"k": "v1"}}))
+            .expect("cm");
+    cms.create(&PostParams::default(), &cm)
+        .await
+        .expect("create");
+    cms.patch(
+        "c1",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"data": {"k": "v2"}})),
+    )
+    .await
+    .expect("patch");
+    cms.delete("c1", &DeleteParams::default())
+        .await
+        .expect("delete");
+    let mut seen = Vec::new();
+    while seen.len() < 3 {
+        let event = timeout(WAIT, stream.try_next())
+            .await
+            .expect("event in time")
+            .expect("event")
+            .expect("open");
+        match event {
+            WatchEvent::Added(cm) => {
+                seen.push(("ADDED", cm.data.and_then(|d| d.get("k").cloned())))
+            }
+            WatchEvent::Modified(cm) => {
+                seen.push(("MODIFIED", cm.data.and_then(|d| d.get("k").cloned())))
+            }
+            WatchEvent::Deleted(_) => seen.push(("DELETED", None)),
+            WatchEvent::Bookmark(_) => {}
+            WatchEvent::Error(e) => panic!("watch error {e:?}"),
+        }
+    }
+    assert_eq!(
+        seen,
+        [
+            ("ADDED", Some("v1".to_string())),
+            ("MODIFIED", Some("v2".to_string())),
+            ("DELETED", None)
+        ]
+    );
+    server.shutdown().await;
+}
+
+/// What the watcher's consumer believes: name → resourceVersion, and how many (re)lists it ran.
+#[derive(Default)]
+struct Seen {
+    state: BTreeMap<String, String>,
+    buffer: BTreeMap<String, String>,
+    inits: usize,
+    errors: Vec<String>,
+}
+
+fn key(pod: &Pod) -> (String, String) {
+    (
+        pod.metadata.name.clone().unwrap_or_default(),
+        pod.metadata.resource_version.clone().unwrap_or_default(),
+    )
+}
+
+async fn server_state(pods: &Api<Pod>, labels: &str) -> BTreeMap<String, String> {
+    pods.list(&ListParams::default().labels(labels))
+        .await
+        .expect("list")
+        .items
+        .iter()
+        .map(key)
+        .collect()
+}
+
+/// Polls (bounded) until `check` holds.
+async fn eventually(what: &str, mut check: impl FnMut() -> bool) {
+    let deadline = Instant::now() + WAIT;
+    while !check() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+async fn watcher_relists_after_expiry(watch_cache: bool, streaming: bool) {
+    let kv: Arc<dyn Kv> = Arc::new(EmbeddedKv::new());
+    let config = ServerConfig::for_tests()
+        .backend(Backend::Kv(Arc::clone(&kv)))
+        .watch_cache(watch_cache)
+        .watch_cache_capacity(16);
+    let server = Server::start(config).await.expect("start");
+    let pods: Api<Pod> = Api::namespaced(client(&server), "default");
+    let pp = PostParams::default();
+    for i in 0..3 {
+        pods.create(&pp, &pod(&format!("w{i}"), "watched"))
+            .await
+            .expect("create");
+    }
+
+    // Short server-side timeouts make the watcher re-watch from its last resourceVersion; without
+    // bookmarks that version stays where the last watched event left it. (A streaming list needs
+    // bookmarks for its end marker; without the watch cache the only other bookmarks come from
+    // etcd's progress notifications, every 10 minutes.)
+    let config = watcher::Config::default().labels("app=watched").timeout(1);
+    let config = if streaming {
+        config.streaming_lists()
+    } else {
+        config.disable_bookmarks()
+    };
+    let seen = Arc::new(Mutex::new(Seen::default()));
+    let consumer = {
+        let seen = Arc::clone(&seen);
+        let stream = watcher::watcher(pods.clone(), config).default_backoff();
+        tokio::spawn(async move {
+            let mut stream = std::pin::pin!(stream);
+            while let Some(item) = stream.next().await {
+                let mut seen = seen.lock();
+                match item {
+                    Ok(Event::Init) => {
+                        seen.inits += 1;
+                        seen.buffer.clear();
+                    }
+                    Ok(Event::InitApply(p)) => {
+                        let (k, v) = key(&p);
+                        seen.buffer.insert(k, v);
+                    }
+                    Ok(Event::InitDone) => seen.state = std::mem::take(&mut seen.buffer),
+                    Ok(Event::Apply(p)) => {
+                        let (k, v) = key(&p);
+                        seen.state.insert(k, v);
+                    }
+                    Ok(Event::Delete(p)) => {
+                        seen.state.remove(&key(&p).0);
+                    }
+                    Err(error) => seen.errors.push(error.to_string()),
+                }
+            }
+        })
+    };
+    let expected = server_state(&pods, "app=watched").await;
+    eventually("the initial list", || seen.lock().state == expected).await;
+
+    // Writes the watcher does not select move etcd (and the watch cache's window) far past the
+    // watcher's resourceVersion; then compaction forgets it.
+    for i in 0..40 {
+        pods.create(&pp, &pod(&format!("other-{i}"), "other"))
+            .await
+            .expect("create");
+    }
+    let list_rv: i64 = pods
+        .list(&ListParams::default())
+        .await
+        .expect("list")
+        .metadata
+        .resource_version
+        .and_then(|rv| rv.parse().ok())
+        .expect("rv");
+    kv.compact(list_rv).await.expect("compact");
+
+    // The next re-watch (within a second) gets 410 Expired and the watcher relists.
+    eventually("a relist after 410", || seen.lock().inits >= 2).await;
+    pods.create(&pp, &pod("w-new", "watched"))
+        .await
+        .expect("create");
+    pods.delete("w0", &DeleteParams::default())
+        .await
+        .expect("delete");
+    pods.patch(
+        "w1",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"metadata": {"annotations": {"x": "y"}}})),
+    )
+    .await
+    .expect("patch");
+    let expected = server_state(&pods, "app=watched").await;
+    eventually("the watcher's state to equal the server's", || {
+        seen.lock().state == expected
+    })
+    .await;
+    {
+        let seen = seen.lock();
+        assert!(
+            seen.errors
+                .iter()
+                .any(|e| e.contains("410") || e.to_lowercase().contains("expired")),
+            "the watcher saw the expiry: {:?}",
+            seen.errors
+        );
+    }
+    consumer.abort();
+    let _ = consumer.await;
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn kube_runtime_watcher_relists_after_410_with_the_watch_cache() {
+    watcher_relists_after_expiry(true, false).await;
+}
+
+#[tokio::test]
+async fn kube_runtime_watcher_relists_after_410_without_the_watch_cache() {
+    watcher_relists_after_expiry(false, false).await;
+}
+
+#[tokio::test]
+async fn kube_runtime_streaming_list_watcher_relists_after_410() {
+    watcher_relists_after_expiry(false, true).await;
+}

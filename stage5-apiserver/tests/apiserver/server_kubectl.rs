@@ -1,0 +1,291 @@
+//! The real kubectl against the mini-apiserver: `get pods`, `get pods -w` seeing a change,
+//! `create -f` a YAML file (with kubectl's default strict validation), `delete`, `get pods -A`.
+//!
+//! kubectl runs with `--server http://127.0.0.1:PORT`, `--cache-dir` in the test's temp dir and
+//! `KUBECONFIG` pointing at an empty file there, so the user's own config is never read or
+//! touched. Where kubectl is missing, a local run skips loudly; with `CI=true` it fails.
+//! Every wait is bounded; the watching kubectl is killed once it printed the change.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use serde_json::Value;
+use stage5_apiserver::{RunningServer, Server, ServerConfig};
+use tokio::sync::mpsc;
+use tokio::time::timeout;
+
+const WAIT: Duration = Duration::from_secs(60);
+
+/// kubectl on PATH or at /usr/bin/kubectl, or `None` after saying why the test is skipped (a
+/// failure with `CI=true`).
+fn kubectl_or_skip(test: &str) -> Option<PathBuf> {
+    let candidates = std::env::var_os("PATH")
+        .map(|paths| {
+            std::env::split_paths(&paths)
+                .map(|p| p.join("kubectl"))
+                .collect::<Vec<_>>()
+        })
+        .unwrap_or_default();
+    let found = candidates
+        .into_iter()
+        .chain([PathBuf::from("/usr/bin/kubectl")])
+        .find(|p| p.is_file());
+    if found.is_none() {
+        let ci = std::env::var("CI").is_ok_and(|v| v == "true");
+        assert!(
+            !ci,
+            "{test}: kubectl is not on PATH and CI=true: install kubectl"
+        );
+        eprintln!("\n**********\n SKIPPED {test}: kubectl is not on PATH\n**********\n");
+    }
+    found
+}
+
+struct Kubectl {
+    bin: PathBuf,
+    server: String,
+    dir: tempfile::TempDir,
+}
+
+struct Output {
+    ok: bool,
+    stdout: String,
+    stderr: String,
+}
+
+impl Kubectl {
+    fn new(bin: PathBuf, server: &RunningServer) -> Self {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::write(dir.path().join("kubeconfig"), "").expect("empty kubeconfig");
+        Kubectl {
+            bin,
+            server: server.url(),
+            dir,
+        }
+    }
+
+    fn command(&self, args: &[&str]) -> Command {
+        let mut command = Command::new(&self.bin);
+        command
+            .env("KUBECONFIG", self.dir.path().join("kubeconfig"))
+            .env_remove("KUBERNETES_SERVICE_HOST")
+            .arg("--server")
+            .arg(&self.server)
+            .arg("--cache-dir")
+            .arg(self.dir.path().join("cache"))
+            .arg("--request-timeout=20s")
+            .args(args)
+            .stdin(Stdio::null());
+        command
+    }
+
+    async fn run(&self, args: &[&str]) -> Output {
+        let mut command = self.command(args);
+        let output = timeout(WAIT, tokio::task::spawn_blocking(move || command.output()))
+            .await
+            .expect("kubectl in time")
+            .expect("join")
+            .expect("kubectl runs");
+        let out = Output {
+            ok: output.status.success(),
+            stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        };
+        eprintln!("$ kubectl {}\n{}{}", args.join(" "), out.stdout, out.stderr);
+        out
+    }
+
+    async fn ok(&self, args: &[&str]) -> String {
+        let out = self.run(args).await;
+        assert!(
+            out.ok,
+            "kubectl {args:?} failed:\n{}{}",
+            out.stdout, out.stderr
+        );
+        out.stdout
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+}
+
+fn write(path: &Path, text: &str) {
+    std::fs::write(path, text).expect("write");
+}
+
+const POD_YAML: &str = "\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: from-yaml
+  labels:
+    app: web
+spec:
+  containers:
+  - name: c
+    image: nginx
+";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_create_get_delete() {
+    let Some(bin) = kubectl_or_skip("kubectl_create_get_delete") else {
+        return;
+    };
+    let server = Server::start(ServerConfig::for_tests())
+        .await
+        .expect("start");
+    let kubectl = Kubectl::new(bin, &server);
+
+    let empty = kubectl.run(&["get", "pods"]).await;
+    assert!(empty.ok, "{}", empty.stderr);
+    assert!(
+        empty.stderr.contains("No resources found"),
+        "{}",
+        empty.stderr
+    );
+
+    let file = kubectl.path("pod.yaml");
+    write(&file, POD_YAML);
+    let created = kubectl
+        .ok(&["create", "-f", file.to_str().expect("utf-8 path")])
+        .await;
+    assert!(created.contains("pod/from-yaml created"), "{created}");
+    let again = kubectl
+        .run(&["create", "-f", file.to_str().expect("utf-8 path")])
+        .await;
+    assert!(
+        !again.ok && again.stderr.contains("AlreadyExists"),
+        "{}",
+        again.stderr
+    );
+
+    let listed = kubectl.ok(&["get", "pods"]).await;
+    assert!(
+        listed.lines().any(|l| l.starts_with("from-yaml ")),
+        "{listed}"
+    );
+    let everywhere = kubectl.ok(&["get", "pods", "-A"]).await;
+    assert!(everywhere.starts_with("NAMESPACE"), "{everywhere}");
+    assert!(
+        everywhere
+            .lines()
+            .any(|l| l.starts_with("default ") && l.contains("from-yaml")),
+        "{everywhere}"
+    );
+    let json: Value =
+        serde_json::from_str(&kubectl.ok(&["get", "pod", "from-yaml", "-o", "json"]).await)
+            .expect("json");
+    assert_eq!(json["metadata"]["labels"]["app"], "web");
+    assert_eq!(json["spec"]["containers"][0]["image"], "nginx");
+    let by_label = kubectl
+        .ok(&["get", "pods", "-l", "app=web", "-o", "name"])
+        .await;
+    assert_eq!(by_label.trim(), "pod/from-yaml");
+    kubectl
+        .ok(&["label", "pod", "from-yaml", "tier=front"])
+        .await;
+    let labels = kubectl
+        .ok(&[
+            "get",
+            "pod",
+            "from-yaml",
+            "-o",
+            "jsonpath={.metadata.labels.tier}",
+        ])
+        .await;
+    assert_eq!(labels, "front");
+
+    // A namespace and a deployment from one file (cluster-scoped and apps/v1).
+    let multi = kubectl.path("multi.yaml");
+    write(
+        &multi,
+        "apiVersion: v1\nkind: Namespace\nmetadata: {name: team-a}\n---\n\
+         apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d, namespace: team-a}\nspec: {replicas: 1}\n",
+    );
+    kubectl
+        .ok(&["create", "-f", multi.to_str().expect("utf-8 path")])
+        .await;
+    assert!(kubectl.ok(&["get", "ns"]).await.contains("team-a"));
+    assert!(
+        kubectl
+            .ok(&["get", "deploy", "-n", "team-a"])
+            .await
+            .contains("d ")
+    );
+
+    let deleted = kubectl.ok(&["delete", "pod", "from-yaml"]).await;
+    assert!(deleted.contains("pod \"from-yaml\" deleted"), "{deleted}");
+    let gone = kubectl.run(&["get", "pod", "from-yaml"]).await;
+    assert!(
+        !gone.ok && gone.stderr.contains("NotFound"),
+        "{}",
+        gone.stderr
+    );
+    kubectl
+        .ok(&["delete", "-f", multi.to_str().expect("utf-8 path")])
+        .await;
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_get_watch_sees_a_change() {
+    let Some(bin) = kubectl_or_skip("kubectl_get_watch_sees_a_change") else {
+        return;
+    };
+    let server = Server::start(ServerConfig::for_tests())
+        .await
+        .expect("start");
+    let kubectl = Kubectl::new(bin, &server);
+    let file = kubectl.path("pod.yaml");
+    write(&file, POD_YAML);
+    kubectl
+        .ok(&["create", "-f", file.to_str().expect("utf-8 path")])
+        .await;
+
+    let mut child = kubectl
+        .command(&["get", "pods", "-w"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("kubectl -w starts");
+    let stdout = child.stdout.take().expect("stdout");
+    let (tx, mut lines) = mpsc::unbounded_channel::<String>();
+    let reader = std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            eprintln!("kubectl -w: {line}");
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let mut wait_for = async |what: &str| {
+        timeout(WAIT, async {
+            while let Some(line) = lines.recv().await {
+                if line.contains(what) {
+                    return line;
+                }
+            }
+            panic!("kubectl -w ended before printing {what}");
+        })
+        .await
+        .unwrap_or_else(|_| panic!("kubectl -w did not print {what} in time"))
+    };
+    wait_for("from-yaml").await;
+    // The change: a new pod, made with a second kubectl.
+    let second = POD_YAML.replace("from-yaml", "second-pod");
+    let second_file = kubectl.path("second.yaml");
+    write(&second_file, &second);
+    kubectl
+        .ok(&["create", "-f", second_file.to_str().expect("utf-8 path")])
+        .await;
+    let seen = wait_for("second-pod").await;
+    assert!(seen.starts_with("second-pod"), "{seen}");
+
+    let _ = child.kill();
+    let _ = tokio::task::spawn_blocking(move || child.wait()).await;
+    let _ = tokio::task::spawn_blocking(move || reader.join()).await;
+    server.shutdown().await;
+}

@@ -1,0 +1,160 @@
+//! Watch events on the wire: one JSON object per line, as the apiserver's watch encoder streams
+//! them (`{"type":"ADDED","object":{…}}`).
+//!
+//! An [`EncodedEvent`] is a finished line. The Cacher encodes each object once and shares the
+//! bytes between every watcher that receives it (upstream's `cachingObject`); other storages
+//! encode per watch with [`encode_watch_event`].
+
+use bytes::{BufMut, Bytes, BytesMut};
+use futures::StreamExt;
+use futures::stream::BoxStream;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Status;
+use stage3_reflector::{Bookmark, EventType, Watch, WatchEvent};
+
+use crate::{Object, ResourceInfo};
+
+/// One watch event, encoded: its type and the newline-terminated JSON line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EncodedEvent {
+    /// The event's type.
+    pub event_type: EventType,
+    /// `{"type":"…","object":…}\n`.
+    pub line: Bytes,
+}
+
+/// A stream of encoded watch events; it ends when the watch ends.
+pub type EncodedWatch = BoxStream<'static, EncodedEvent>;
+
+/// The wire name of an event type.
+pub fn event_type_name(event_type: EventType) -> &'static str {
+    match event_type {
+        EventType::Added => "ADDED",
+        EventType::Modified => "MODIFIED",
+        EventType::Deleted => "DELETED",
+        EventType::Bookmark => "BOOKMARK",
+        EventType::Error => "ERROR",
+    }
+}
+
+/// Assembles a line from an already encoded object: `{"type":T,"object":OBJECT}\n`.
+pub fn encode_line(event_type: EventType, object_json: &[u8]) -> Bytes {
+    let name = event_type_name(event_type);
+    let mut line = BytesMut::with_capacity(object_json.len() + name.len() + 24);
+    line.put_slice(b"{\"type\":\"");
+    line.put_slice(name.as_bytes());
+    line.put_slice(b"\",\"object\":");
+    line.put_slice(object_json);
+    line.put_slice(b"}\n");
+    line.freeze()
+}
+
+/// Encodes an object as JSON (never fails for an [`Object`]; a failure gives `{}`).
+pub fn encode_object(obj: &Object) -> Bytes {
+    serde_json::to_vec(obj)
+        .map(Bytes::from)
+        .unwrap_or_else(|_| Bytes::from_static(b"{}"))
+}
+
+/// A bookmark object: only kind, apiVersion and metadata (resourceVersion and annotations).
+/// kube-client fails to decode a bookmark without kind and apiVersion.
+pub fn encode_bookmark(info: &ResourceInfo, bookmark: &Bookmark) -> Bytes {
+    let mut metadata = serde_json::Map::new();
+    metadata.insert(
+        "resourceVersion".into(),
+        serde_json::Value::String(bookmark.resource_version.clone()),
+    );
+    if !bookmark.annotations.is_empty() {
+        metadata.insert(
+            "annotations".into(),
+            serde_json::to_value(&bookmark.annotations).unwrap_or_default(),
+        );
+    }
+    let object = serde_json::json!({
+        "kind": info.kind,
+        "apiVersion": info.api_version(),
+        "metadata": metadata,
+    });
+    Bytes::from(object.to_string())
+}
+
+/// A `Status` object with kind and apiVersion, as the ERROR event and error bodies carry it.
+pub fn encode_status(status: &Status) -> Bytes {
+    let mut value = serde_json::to_value(status).unwrap_or_default();
+    if let Some(map) = value.as_object_mut() {
+        map.insert("kind".into(), "Status".into());
+        map.insert("apiVersion".into(), "v1".into());
+    }
+    Bytes::from(value.to_string())
+}
+
+/// Encodes one event of `info`'s type.
+pub fn encode_watch_event(info: &ResourceInfo, event: &WatchEvent<Object>) -> EncodedEvent {
+    let event_type = event.event_type();
+    let object = match event {
+        WatchEvent::Added(obj) | WatchEvent::Modified(obj) | WatchEvent::Deleted(obj) => {
+            encode_object(obj)
+        }
+        WatchEvent::Bookmark(bookmark) => encode_bookmark(info, bookmark),
+        WatchEvent::Error(status) => encode_status(status),
+    };
+    EncodedEvent {
+        event_type,
+        line: encode_line(event_type, &object),
+    }
+}
+
+/// Encodes every event of a watch; a stream error becomes an ERROR event and ends it.
+pub fn encode_watch(info: ResourceInfo, watch: Watch<Object>) -> EncodedWatch {
+    watch
+        .scan(false, move |ended, item| {
+            if *ended {
+                return futures::future::ready(None);
+            }
+            let event = match item {
+                Ok(event) => event,
+                Err(error) => {
+                    *ended = true;
+                    let status = error.status().cloned().unwrap_or_else(|| {
+                        crate::StorageError::Internal(error.to_string()).to_status()
+                    });
+                    WatchEvent::Error(Box::new(status))
+                }
+            };
+            futures::future::ready(Some(encode_watch_event(&info, &event)))
+        })
+        .boxed()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bookmarks_carry_kind_api_version_and_annotations() {
+        let line = encode_watch_event(
+            &ResourceInfo::DEPLOYMENTS,
+            &WatchEvent::Bookmark(Bookmark::initial_events_end("42")),
+        );
+        let value: serde_json::Value = serde_json::from_slice(&line.line).unwrap();
+        assert_eq!(value["type"], "BOOKMARK");
+        assert_eq!(value["object"]["kind"], "Deployment");
+        assert_eq!(value["object"]["apiVersion"], "apps/v1");
+        assert_eq!(value["object"]["metadata"]["resourceVersion"], "42");
+        assert_eq!(
+            value["object"]["metadata"]["annotations"]["k8s.io/initial-events-end"],
+            "true"
+        );
+        assert!(line.line.ends_with(b"\n"));
+    }
+
+    #[test]
+    fn errors_are_status_objects() {
+        let status = crate::StorageError::Expired("too old".into()).to_status();
+        let line = encode_watch_event(&ResourceInfo::PODS, &WatchEvent::Error(Box::new(status)));
+        let value: serde_json::Value = serde_json::from_slice(&line.line).unwrap();
+        assert_eq!(value["type"], "ERROR");
+        assert_eq!(value["object"]["kind"], "Status");
+        assert_eq!(value["object"]["code"], 410);
+        assert_eq!(value["object"]["reason"], "Expired");
+    }
+}

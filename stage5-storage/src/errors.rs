@@ -1,0 +1,183 @@
+//! apiserver's `pkg/storage/errors.go`: the storage layer's errors, and the Kubernetes `Status`
+//! each becomes at the HTTP edge (as `k8s.io/apimachinery/pkg/api/errors` builds them).
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Status, StatusCause, StatusDetails};
+
+// ANCHOR: storage_error
+/// Errors of the storage layer, each with the Kubernetes status the HTTP edge answers with
+/// ([`StorageError::to_status`]). Mirrors apiserver's `storage.StorageError` codes and the
+/// `apierrors` they become.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum StorageError {
+    /// No object under the key (404 NotFound).
+    #[error("{plural} \"{name}\" not found")]
+    NotFound {
+        /// The resource, e.g. `pods`.
+        plural: String,
+        /// The object's name.
+        name: String,
+    },
+    /// Create of a key that exists (409 AlreadyExists).
+    #[error("{plural} \"{name}\" already exists")]
+    AlreadyExists {
+        /// The resource.
+        plural: String,
+        /// The object's name.
+        name: String,
+    },
+    /// A precondition (uid or resourceVersion) failed (409 Conflict).
+    #[error("Operation cannot be fulfilled on {plural} \"{name}\": {message}")]
+    Conflict {
+        /// The resource.
+        plural: String,
+        /// The object's name.
+        name: String,
+        /// What did not match.
+        message: String,
+    },
+    /// The resource version (or continue token) is older than the store keeps (410 Expired).
+    #[error("{0}")]
+    Expired(String),
+    /// The store did not reach the requested resource version in time (504, cause
+    /// `ResourceVersionTooLarge`).
+    #[error("Too large resource version: {requested}, current: {current}")]
+    TooLargeResourceVersion {
+        /// The requested version.
+        requested: u64,
+        /// The version the store had reached.
+        current: u64,
+    },
+    /// The request is malformed: a bad resource version, selector or continue token (400).
+    #[error("{0}")]
+    BadRequest(String),
+    /// The object is invalid (422 Invalid).
+    #[error("{message}")]
+    Invalid {
+        /// The resource.
+        plural: String,
+        /// The object's name.
+        name: String,
+        /// Why.
+        message: String,
+    },
+    /// The watch cache is not ready yet (429, retry after a second).
+    #[error("storage is (re)initializing")]
+    TooManyRequests,
+    /// Anything else (500): the backend failed, or stored data does not decode.
+    #[error("{0}")]
+    Internal(String),
+}
+// ANCHOR_END: storage_error
+
+impl StorageError {
+    /// The HTTP code.
+    pub fn code(&self) -> u16 {
+        match self {
+            StorageError::NotFound { .. } => 404,
+            StorageError::AlreadyExists { .. } | StorageError::Conflict { .. } => 409,
+            StorageError::Expired(_) => 410,
+            StorageError::TooLargeResourceVersion { .. } => 504,
+            StorageError::BadRequest(_) => 400,
+            StorageError::Invalid { .. } => 422,
+            StorageError::TooManyRequests => 429,
+            StorageError::Internal(_) => 500,
+        }
+    }
+
+    /// The Kubernetes `Status` for this error, as apimachinery's `apierrors` build it.
+    pub fn to_status(&self) -> Status {
+        let (reason, details) = match self {
+            StorageError::NotFound { plural, name } => {
+                ("NotFound", Some(details(plural, name, None)))
+            }
+            StorageError::AlreadyExists { plural, name } => {
+                ("AlreadyExists", Some(details(plural, name, None)))
+            }
+            StorageError::Conflict { plural, name, .. } => {
+                ("Conflict", Some(details(plural, name, None)))
+            }
+            StorageError::Expired(_) => ("Expired", None),
+            StorageError::TooLargeResourceVersion { .. } => (
+                "Timeout",
+                Some(StatusDetails {
+                    causes: Some(vec![StatusCause {
+                        reason: Some("ResourceVersionTooLarge".into()),
+                        message: Some("Too large resource version".into()),
+                        field: None,
+                    }]),
+                    retry_after_seconds: Some(1),
+                    ..StatusDetails::default()
+                }),
+            ),
+            StorageError::BadRequest(_) => ("BadRequest", None),
+            StorageError::Invalid {
+                plural,
+                name,
+                message,
+            } => (
+                "Invalid",
+                Some(details(plural, name, Some(message.clone()))),
+            ),
+            StorageError::TooManyRequests => (
+                "TooManyRequests",
+                Some(StatusDetails {
+                    retry_after_seconds: Some(1),
+                    ..StatusDetails::default()
+                }),
+            ),
+            StorageError::Internal(_) => ("InternalError", None),
+        };
+        let message = match self {
+            StorageError::Internal(m) => format!("Internal error occurred: {m}"),
+            StorageError::Invalid {
+                plural,
+                name,
+                message,
+            } => format!("{plural} \"{name}\" is invalid: {message}"),
+            other => other.to_string(),
+        };
+        Status {
+            code: Some(i32::from(self.code())),
+            reason: Some(reason.to_string()),
+            message: Some(message),
+            status: Some("Failure".to_string()),
+            details,
+            metadata: Default::default(),
+        }
+    }
+}
+
+fn details(plural: &str, name: &str, message: Option<String>) -> StatusDetails {
+    StatusDetails {
+        name: Some(name.to_string()),
+        kind: Some(plural.to_string()),
+        causes: message.map(|message| {
+            vec![StatusCause {
+                reason: Some("FieldValueInvalid".into()),
+                message: Some(message),
+                field: Some("metadata.name".into()),
+            }]
+        }),
+        ..StatusDetails::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn statuses_carry_code_reason_and_cause() {
+        let s = StorageError::TooLargeResourceVersion {
+            requested: 20,
+            current: 10,
+        }
+        .to_status();
+        assert_eq!(s.code, Some(504));
+        let error = stage3_reflector::Error::from_status(s);
+        assert!(error.is_too_large_resource_version(), "{error:?}");
+        let s = StorageError::Expired("too old resource version: 1 (5)".into()).to_status();
+        assert!(stage3_reflector::Error::from_status(s).is_expired());
+        assert_eq!(StorageError::TooManyRequests.to_status().code, Some(429));
+    }
+}

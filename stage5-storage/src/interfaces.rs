@@ -1,0 +1,174 @@
+//! apiserver's `pkg/storage/interfaces.go`: [`Storage`] (`storage.Interface`), what the REST
+//! layer calls for one resource type, with its [`Preconditions`], [`ListResult`] and
+//! [`UpdateFn`]; and the registry's key layout ([`object_key`], [`list_prefix`]: the
+//! `NamespaceKeyFunc` of `pkg/registry/generic/registry/store.go`).
+//!
+//! The etcd3 store implements [`Storage`], and so does stage 5's Cacher, which serves reads and
+//! watches from memory and passes writes through.
+
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+use stage3_reflector::{ListOptions, Watch, WatchOptions};
+
+use crate::Object;
+use crate::encode;
+use crate::errors::StorageError;
+use crate::resource_info::ResourceInfo;
+use crate::selection_predicate::SelectionPredicate;
+
+/// A list answer: the objects, the collection's resource version, and the continue token.
+#[derive(Clone, Debug, Default)]
+pub struct ListResult {
+    /// The selected objects, shared.
+    pub items: Vec<Arc<Object>>,
+    /// The resource version of the collection.
+    pub resource_version: u64,
+    /// Empty on the last page.
+    pub continue_token: String,
+    /// How many more objects match after this page, when known.
+    pub remaining_item_count: Option<i64>,
+}
+
+/// Conditions a write must meet: apiserver's `storage.Preconditions`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Preconditions {
+    /// The object's uid must be this.
+    pub uid: Option<String>,
+    /// The object's resourceVersion must be this.
+    pub resource_version: Option<String>,
+}
+
+impl Preconditions {
+    /// Checks `obj` against the preconditions; a mismatch is a 409 Conflict.
+    pub fn check(&self, info: &ResourceInfo, obj: &Object) -> Result<(), StorageError> {
+        let conflict = |message: String| StorageError::Conflict {
+            plural: info.plural.to_string(),
+            name: obj.name().to_string(),
+            message,
+        };
+        if let Some(uid) = &self.uid
+            && obj.metadata.uid.as_deref() != Some(uid.as_str())
+        {
+            return Err(conflict(format!(
+                "Precondition failed: UID in precondition: {uid}, UID in object meta: {}",
+                obj.metadata.uid.as_deref().unwrap_or("")
+            )));
+        }
+        if let Some(rv) = &self.resource_version
+            && obj.resource_version() != rv
+        {
+            return Err(conflict(format!(
+                "Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in object meta: {}",
+                obj.resource_version()
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// The function a [`Storage::guaranteed_update`] calls with the current object; it returns the
+/// new object or an error that aborts the update. It may be called more than once (on conflicts).
+pub type UpdateFn = Box<dyn FnMut(&Object) -> Result<Object, StorageError> + Send>;
+
+// ANCHOR: storage_interface
+/// Mirrors apiserver's `storage.Interface` for one resource type. Keys are full etcd keys
+/// (`/registry/pods/default/web-0`); list and watch keys are prefixes
+/// (`/registry/pods/default/` or `/registry/pods/`).
+pub trait Storage: Send + Sync + 'static {
+    /// The resource type this storage holds.
+    fn info(&self) -> &ResourceInfo;
+
+    /// Stores a new object; AlreadyExists if the key exists. Returns it with its resourceVersion.
+    fn create(&self, key: String, obj: Object) -> BoxFuture<'_, Result<Arc<Object>, StorageError>>;
+
+    /// Reads one object.
+    fn get(&self, key: String) -> BoxFuture<'_, Result<Arc<Object>, StorageError>>;
+
+    /// Lists the objects under a prefix that the predicate selects, with resourceVersion, limit and
+    /// continue semantics.
+    fn get_list(
+        &self,
+        prefix: String,
+        options: ListOptions,
+        predicate: SelectionPredicate,
+    ) -> BoxFuture<'_, Result<ListResult, StorageError>>;
+
+    /// Read-modify-write with compare-and-swap on the mod revision, retried on conflict.
+    fn guaranteed_update(
+        &self,
+        key: String,
+        preconditions: Preconditions,
+        update: UpdateFn,
+    ) -> BoxFuture<'_, Result<Arc<Object>, StorageError>>;
+
+    /// Deletes an object if the preconditions hold; returns its last state.
+    fn delete(
+        &self,
+        key: String,
+        preconditions: Preconditions,
+    ) -> BoxFuture<'_, Result<Arc<Object>, StorageError>>;
+
+    /// Watches the objects under a prefix that the predicate selects.
+    fn watch(
+        &self,
+        prefix: String,
+        options: WatchOptions,
+        predicate: SelectionPredicate,
+    ) -> BoxFuture<'_, Result<Watch<Object>, StorageError>>;
+
+    /// Like [`watch`](Storage::watch), with every event already encoded as a JSON line: what the
+    /// HTTP edge streams. The Cacher overrides it to encode each object once for all watchers.
+    fn watch_encoded(
+        &self,
+        prefix: String,
+        options: WatchOptions,
+        predicate: SelectionPredicate,
+    ) -> BoxFuture<'_, Result<encode::EncodedWatch, StorageError>> {
+        Box::pin(async move {
+            let watch = self.watch(prefix, options, predicate).await?;
+            Ok(encode::encode_watch(self.info().clone(), watch))
+        })
+    }
+}
+// ANCHOR_END: storage_interface
+
+/// The etcd key of one object: `/registry/pods/default/web-0` (or `/registry/nodes/n1`).
+pub fn object_key(info: &ResourceInfo, namespace: Option<&str>, name: &str) -> String {
+    match namespace.filter(|ns| info.namespaced && !ns.is_empty()) {
+        Some(ns) => format!("{}{ns}/{name}", info.key_prefix()),
+        None => format!("{}{name}", info.key_prefix()),
+    }
+}
+
+/// The etcd prefix of a list: `/registry/pods/default/` in a namespace, `/registry/pods/` across
+/// all.
+pub fn list_prefix(info: &ResourceInfo, namespace: Option<&str>) -> String {
+    match namespace.filter(|ns| info.namespaced && !ns.is_empty()) {
+        Some(ns) => format!("{}{ns}/", info.key_prefix()),
+        None => info.key_prefix(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_follow_the_registry_layout() {
+        let pods = ResourceInfo::PODS;
+        assert_eq!(
+            object_key(&pods, Some("default"), "web"),
+            "/registry/pods/default/web"
+        );
+        assert_eq!(
+            list_prefix(&pods, Some("default")),
+            "/registry/pods/default/"
+        );
+        assert_eq!(list_prefix(&pods, None), "/registry/pods/");
+        assert_eq!(
+            object_key(&ResourceInfo::NODES, Some("x"), "n1"),
+            "/registry/nodes/n1"
+        );
+    }
+}

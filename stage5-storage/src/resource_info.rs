@@ -1,0 +1,193 @@
+//! One served resource type: its names, its etcd prefix and its selectable fields.
+//!
+//! Mirrors the facts a registry gives the apiserver: the `Store`'s names and key prefix
+//! (`pkg/registry/generic/registry/store.go`), and the strategy's `GetAttrs` and
+//! `ToSelectableFields` (each resource's `strategy.go`, e.g. `pkg/registry/core/pod/strategy.go`):
+//! `metadata.name`, `metadata.namespace`, and for pods `spec.nodeName` and `status.phase`.
+
+use std::borrow::Cow;
+
+use apimachinery::fields::Fields;
+use kube::core::TypeMeta;
+
+use crate::Object;
+
+// ANCHOR: resource_info
+/// One served resource type: what discovery reports, where its objects live in etcd, and which
+/// field labels its field selectors may use. Mirrors the facts a registry's `Store` and strategy
+/// give the apiserver.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ResourceInfo {
+    /// API group; `""` for the core group.
+    pub group: &'static str,
+    /// API version, e.g. `v1`.
+    pub version: &'static str,
+    /// Kind, e.g. `Pod`.
+    pub kind: &'static str,
+    /// Plural resource name, e.g. `pods`: the URL segment and the etcd key segment.
+    pub plural: &'static str,
+    /// Singular name for discovery, e.g. `pod`.
+    pub singular: &'static str,
+    /// Short names for kubectl, e.g. `po`.
+    pub short_names: &'static [&'static str],
+    /// Whether objects live in namespaces.
+    pub namespaced: bool,
+    /// Field labels beyond `metadata.name` and `metadata.namespace` that field selectors accept.
+    pub field_labels: &'static [&'static str],
+}
+// ANCHOR_END: resource_info
+
+impl ResourceInfo {
+    /// `v1` or `group/version`.
+    pub fn api_version(&self) -> String {
+        if self.group.is_empty() {
+            self.version.to_string()
+        } else {
+            format!("{}/{}", self.group, self.version)
+        }
+    }
+
+    /// `apiVersion` and `kind` of an object of this type.
+    pub fn type_meta(&self) -> TypeMeta {
+        TypeMeta {
+            api_version: self.api_version(),
+            kind: self.kind.to_string(),
+        }
+    }
+
+    /// `apiVersion` and `kind` of a list of this type (`PodList`).
+    pub fn list_type_meta(&self) -> TypeMeta {
+        TypeMeta {
+            api_version: self.api_version(),
+            kind: format!("{}List", self.kind),
+        }
+    }
+
+    /// The etcd prefix of every object of this type: `/registry/pods/`.
+    pub fn key_prefix(&self) -> String {
+        if self.group.is_empty() || self.group == "apps" {
+            format!("/registry/{}/", self.plural)
+        } else {
+            format!("/registry/{}/{}/", self.group, self.plural)
+        }
+    }
+
+    /// Whether `label` may appear in a field selector for this type.
+    pub fn supports_field_label(&self, label: &str) -> bool {
+        label == "metadata.name"
+            || label == "metadata.namespace"
+            || self.field_labels.contains(&label)
+    }
+
+    /// Mirrors a strategy's `GetAttrs` for fields: every supported field label and its value.
+    pub fn fields(&self, obj: &Object) -> Fields {
+        let mut fields = Fields::new();
+        fields.push(("metadata.name", obj.name().to_string()));
+        if self.namespaced {
+            fields.push(("metadata.namespace", obj.namespace().to_string()));
+        }
+        for label in self.field_labels {
+            let value = obj.field(label).map(Cow::into_owned).unwrap_or_default();
+            fields.push((label, value));
+        }
+        fields
+    }
+
+    /// Pods: `spec.nodeName` and `status.phase` are field labels.
+    pub const PODS: ResourceInfo = ResourceInfo {
+        group: "",
+        version: "v1",
+        kind: "Pod",
+        plural: "pods",
+        singular: "pod",
+        short_names: &["po"],
+        namespaced: true,
+        field_labels: &["spec.nodeName", "status.phase"],
+    };
+    /// ConfigMaps.
+    pub const CONFIGMAPS: ResourceInfo = ResourceInfo {
+        group: "",
+        version: "v1",
+        kind: "ConfigMap",
+        plural: "configmaps",
+        singular: "configmap",
+        short_names: &["cm"],
+        namespaced: true,
+        field_labels: &[],
+    };
+    /// Secrets: `type` is a field label.
+    pub const SECRETS: ResourceInfo = ResourceInfo {
+        group: "",
+        version: "v1",
+        kind: "Secret",
+        plural: "secrets",
+        singular: "secret",
+        short_names: &[],
+        namespaced: true,
+        field_labels: &["type"],
+    };
+    /// Namespaces (cluster-scoped): `status.phase` is a field label.
+    pub const NAMESPACES: ResourceInfo = ResourceInfo {
+        group: "",
+        version: "v1",
+        kind: "Namespace",
+        plural: "namespaces",
+        singular: "namespace",
+        short_names: &["ns"],
+        namespaced: false,
+        field_labels: &["status.phase"],
+    };
+    /// Nodes (cluster-scoped): `spec.unschedulable` is a field label.
+    pub const NODES: ResourceInfo = ResourceInfo {
+        group: "",
+        version: "v1",
+        kind: "Node",
+        plural: "nodes",
+        singular: "node",
+        short_names: &["no"],
+        namespaced: false,
+        field_labels: &["spec.unschedulable"],
+    };
+    /// Deployments (`apps/v1`).
+    pub const DEPLOYMENTS: ResourceInfo = ResourceInfo {
+        group: "apps",
+        version: "v1",
+        kind: "Deployment",
+        plural: "deployments",
+        singular: "deployment",
+        short_names: &["deploy"],
+        namespaced: true,
+        field_labels: &[],
+    };
+
+    /// Every resource type the server serves.
+    pub const BUILTIN: &'static [ResourceInfo] = &[
+        ResourceInfo::PODS,
+        ResourceInfo::CONFIGMAPS,
+        ResourceInfo::SECRETS,
+        ResourceInfo::NAMESPACES,
+        ResourceInfo::NODES,
+        ResourceInfo::DEPLOYMENTS,
+    ];
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use apimachinery::fields::field_value;
+    use serde_json::json;
+
+    fn pod(name: &str, node: &str) -> Object {
+        Object::new(&ResourceInfo::PODS, Some("default"), name)
+            .with_data(json!({"spec": {"nodeName": node}, "status": {"phase": "Running"}}))
+            .with_labels([("app", "web")])
+    }
+
+    #[test]
+    fn fields_follow_the_resource_and_read_dotted_paths() {
+        let fields = ResourceInfo::PODS.fields(&pod("web-0", "node-1"));
+        assert_eq!(field_value(&fields, "spec.nodeName"), Some("node-1"));
+        assert_eq!(field_value(&fields, "status.phase"), Some("Running"));
+        assert_eq!(field_value(&fields, "metadata.namespace"), Some("default"));
+    }
+}
