@@ -239,6 +239,16 @@ where
             .await
             .map_err(|error| from_kube(error, "a watch response"))?;
         let expected = Arc::clone(&self.expected);
+        // Mirrors `StreamWatcher.receive`: a stream that breaks with a probable EOF (a reset
+        // connection, an unexpected EOF) ends quietly, as if the server had closed it, so the
+        // Reflector re-watches from its last version instead of relisting.
+        let events = events.take_while(|item| {
+            let ends_quietly = matches!(item, Err(error) if is_probable_eof(error));
+            if ends_quietly {
+                tracing::debug!("the watch stream ended with a probable EOF; closing it quietly");
+            }
+            std::future::ready(!ends_quietly)
+        });
         Ok(Watch::new(
             events.map(move |item| decode_event::<K>(item, &expected)),
         ))
@@ -317,6 +327,46 @@ fn version_match(version_match: ResourceVersionMatch) -> VersionMatch {
         ResourceVersionMatch::Exact => VersionMatch::Exact,
     }
 }
+
+// ANCHOR: is_probable_eof
+/// Mirrors apimachinery's `net.IsProbableEOF` (`pkg/util/net/http.go`): whether an error while
+/// reading a watch body means only that the connection went away (an I/O error of kind
+/// `ConnectionReset`, `ConnectionAborted`, `BrokenPipe` or `UnexpectedEof` anywhere in its
+/// source chain, or one of the messages upstream matches). client-go's `StreamWatcher` closes
+/// the watch quietly on such an error; any other error becomes an error event.
+pub fn is_probable_eof(error: &(dyn std::error::Error + 'static)) -> bool {
+    use std::io::ErrorKind;
+    const MESSAGES: [&str; 7] = [
+        "connection reset by peer",
+        "unexpected eof",
+        "use of closed network connection",
+        "http2: server sent goaway",
+        "broken pipe",
+        "connection closed before message completed",
+        "end of file before message length reached",
+    ];
+    let mut current = Some(error);
+    while let Some(error) = current {
+        if let Some(io) = error.downcast_ref::<std::io::Error>()
+            && matches!(
+                io.kind(),
+                ErrorKind::ConnectionReset
+                    | ErrorKind::ConnectionAborted
+                    | ErrorKind::BrokenPipe
+                    | ErrorKind::UnexpectedEof
+            )
+        {
+            return true;
+        }
+        let message = error.to_string().to_ascii_lowercase();
+        if MESSAGES.iter().any(|m| message.contains(m)) {
+            return true;
+        }
+        current = error.source();
+    }
+    false
+}
+// ANCHOR_END: is_probable_eof
 
 /// Maps kube's errors onto this crate's: statuses are classified, decode failures stay decode
 /// failures, and everything else is transport, with kube's error as the source.

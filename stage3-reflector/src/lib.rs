@@ -62,7 +62,7 @@ pub use fake::{
     gone_status, internal_error_status, too_large_resource_version_status,
     too_many_requests_status,
 };
-pub use kube_listwatch::KubeListerWatcher;
+pub use kube_listwatch::{KubeListerWatcher, is_probable_eof};
 pub use listwatch::{ListOptions, ListPage, ListerWatcher, ResourceVersionMatch, WatchOptions};
 pub use pager::{DEFAULT_PAGE_SIZE, ListPager, Paging};
 pub use reflector::{

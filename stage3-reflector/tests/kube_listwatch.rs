@@ -20,6 +20,7 @@ use stage3_reflector::{
 };
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{Notify, mpsc};
 use tokio_util::sync::CancellationToken;
 
 const WAIT: Duration = Duration::from_secs(10);
@@ -30,6 +31,9 @@ enum Reply {
     Json(u16, String),
     /// Watch lines, then keep the connection open (`true`) or close it.
     Stream(Vec<String>, bool),
+    /// Watch lines; then, once the test says so, reset the connection (an RST, as when an
+    /// apiserver or a proxy between dies).
+    Reset(Vec<String>, Arc<Notify>),
 }
 
 /// A one-route HTTP/1.1 server: answers every request with `reply(target)` and records the
@@ -86,9 +90,14 @@ async fn serve(
     let head = String::from_utf8_lossy(&head);
     let target = head.split_whitespace().nth(1).unwrap_or("").to_string();
     recorded.lock().push(target.clone());
+    let mut reset = None;
     let (code, body, keep_open) = match reply(&target) {
         Reply::Json(code, body) => (code, body, false),
         Reply::Stream(lines, keep_open) => (200, lines.concat(), keep_open),
+        Reply::Reset(lines, when) => {
+            reset = Some(when);
+            (200, lines.concat(), false)
+        }
     };
     let response = format!(
         "HTTP/1.1 {code} X\r\ncontent-type: application/json\r\nconnection: close\r\n\r\n{body}"
@@ -97,6 +106,14 @@ async fn serve(
         return;
     }
     let _ = socket.flush().await;
+    if let Some(when) = reset {
+        when.notified().await;
+        // SO_LINGER 0: closing sends an RST instead of a FIN ("connection reset by peer").
+        // A zero linger never blocks the thread, unlike the non-zero ones tokio warns about.
+        #[allow(deprecated)]
+        socket.set_linger(Some(Duration::ZERO)).expect("SO_LINGER");
+        return;
+    }
     if keep_open {
         // Hold the watch open until the client goes away.
         let _ = socket.read(&mut buffer).await;
@@ -430,4 +447,105 @@ async fn a_reflector_over_kube_client_fills_a_store() {
         "{}",
         targets[1]
     );
+}
+
+/// What apimachinery's `StreamWatcher.receive` (`pkg/watch/streamwatcher.go`) and client-go's
+/// `handleWatch` do together: an established watch whose connection is reset after it delivered
+/// an event ends quietly (`net.IsProbableEOF`), `handleWatch` returns normally, and the
+/// Reflector opens a new watch from its last resourceVersion. It does not relist.
+#[tokio::test]
+async fn a_reset_watch_connection_rewatches_from_the_last_version_without_a_list() {
+    let reset = Arc::new(Notify::new());
+    let (requests_tx, mut requests) = mpsc::unbounded_channel::<String>();
+    let server = {
+        let reset = Arc::clone(&reset);
+        TestServer::start(move |target| {
+            let _ = requests_tx.send(target.to_string());
+            if has_param(target, "watch=true") && has_param(target, "resourceVersion=5") {
+                Reply::Reset(
+                    vec![event_line("ADDED", &pod_json("c", "6", true))],
+                    Arc::clone(&reset),
+                )
+            } else if has_param(target, "watch=true") {
+                Reply::Stream(vec![], true)
+            } else {
+                Reply::Json(200, pod_list_json("5", "", &[("a", "3"), ("b", "5")]))
+            }
+        })
+        .await
+    };
+    let store = Arc::new(RecordingStore::default());
+    let reflector = Reflector::new(
+        server.lister(),
+        Arc::clone(&store),
+        ReflectorOptions::default().name("pods"),
+    );
+    let shutdown = CancellationToken::new();
+    let scenario = async {
+        let list = next_request(&mut requests).await;
+        assert!(!has_param(&list, "watch=true"), "first a list: {list}");
+        let watch = next_request(&mut requests).await;
+        assert!(has_param(&watch, "resourceVersion=5"), "{watch}");
+        // Let the event reach the store, then reset the connection under the watch.
+        let deadline = tokio::time::Instant::now() + WAIT;
+        while reflector.last_sync_resource_version() != "6" {
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "the event never arrived"
+            );
+            tokio::task::yield_now().await;
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
+        reset.notify_one();
+        let after = next_request(&mut requests).await;
+        shutdown.cancel();
+        after
+    };
+    let (_, after) = tokio::time::timeout(WAIT * 3, async {
+        tokio::join!(reflector.run(shutdown.clone()), scenario)
+    })
+    .await
+    .expect("the reflector stops");
+    assert!(
+        has_param(&after, "watch=true") && has_param(&after, "resourceVersion=6"),
+        "after the reset the reflector re-watches from 6, it does not relist: {after}"
+    );
+    assert_eq!(
+        store.ops(),
+        vec![Op::Replace(2, "5".to_string()), Op::Add("c".to_string())]
+    );
+}
+
+async fn next_request(requests: &mut mpsc::UnboundedReceiver<String>) -> String {
+    tokio::time::timeout(WAIT, requests.recv())
+        .await
+        .expect("the reflector sends its next request in time")
+        .expect("the server is up")
+}
+
+/// Mirrors apimachinery's `TestIsProbableEOF` (`pkg/util/net/http_test.go`).
+#[test]
+fn test_is_probable_eof() {
+    use stage3_reflector::is_probable_eof;
+    use std::io::{Error as IoError, ErrorKind};
+    for kind in [
+        ErrorKind::ConnectionReset,
+        ErrorKind::ConnectionAborted,
+        ErrorKind::BrokenPipe,
+        ErrorKind::UnexpectedEof,
+    ] {
+        assert!(is_probable_eof(&IoError::new(kind, "x")), "{kind:?}");
+    }
+    // Deeper in a source chain, and by message as upstream matches them.
+    let wrapped = stage3_reflector::Error::Transport {
+        source: Box::new(IoError::new(ErrorKind::ConnectionReset, "reset")),
+    };
+    assert!(is_probable_eof(&wrapped));
+    let by_message = IoError::other("read tcp 127.0.0.1:1: connection reset by peer");
+    assert!(is_probable_eof(&by_message));
+    assert!(!is_probable_eof(&IoError::new(
+        ErrorKind::TimedOut,
+        "timed out"
+    )));
+    assert!(!is_probable_eof(&IoError::other("invalid chunk size")));
 }

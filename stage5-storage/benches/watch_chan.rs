@@ -70,6 +70,7 @@ async fn replay(kv: &Arc<dyn Kv>, from: i64) -> Duration {
         list_prefix(&ResourceInfo::PODS, Some("default")),
         WatchChanOptions {
             initial_rev: from,
+            force_initial_events: false,
             recursive: true,
             progress_notify: false,
             predicate: SelectionPredicate::default(),

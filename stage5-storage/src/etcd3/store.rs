@@ -51,7 +51,7 @@ enum Swap {
     Keep(Arc<Object>),
     /// Write this if the key is still at the state's revision, then answer the object, stamped
     /// with the write's revision.
-    Write(TxnOp, Object),
+    Write(TxnOp, Box<Object>),
 }
 
 impl Etcd3Store {
@@ -296,7 +296,7 @@ impl Etcd3Store {
             if data == state.data {
                 return Ok(Swap::Keep(Arc::clone(&state.obj)));
             }
-            Ok(Swap::Write(TxnOp::Put(data), new_obj))
+            Ok(Swap::Write(TxnOp::Put(data), Box::new(new_obj)))
         })
         .await
     }
@@ -327,7 +327,7 @@ impl Etcd3Store {
             if response.succeeded {
                 let revision = response.header_revision.to_string();
                 answer.metadata.resource_version = Some(revision);
-                return Ok(Arc::new(answer));
+                return Ok(Arc::from(answer));
             }
             // Someone else wrote first: retry from what the transaction read.
             state = response.kv.map(|kv| self.state(&kv)).transpose()?;
@@ -349,14 +349,16 @@ impl Etcd3Store {
         preconditions: Preconditions,
     ) -> Result<Arc<Object>, StorageError> {
         self.compare_and_swap(&key, &preconditions, |state| {
-            Ok(Swap::Write(TxnOp::Delete, (*state.obj).clone()))
+            Ok(Swap::Write(TxnOp::Delete, Box::new((*state.obj).clone())))
         })
         .await
     }
 
     /// Mirrors `store.Watch` → `watcher.Watch`: a watchChan over the prefix. `""` and `"0"` start
-    /// with the current state as Added events; a version starts after it. Bookmarks (from etcd progress
-    /// notifications) are asked for when the client allows them.
+    /// with the current state as Added events; a version starts after it, unless the client asks
+    /// for a watch-list (`sendInitialEvents=true`), which lists the current state first at any
+    /// version. Bookmarks (from etcd progress notifications) are asked for when the client allows
+    /// them.
     pub async fn watch_objects(
         &self,
         prefix: String,
@@ -371,6 +373,8 @@ impl Etcd3Store {
             prefix,
             WatchChanOptions {
                 initial_rev,
+                // `areInitialEventsRequired`: the legacy "" / "0", or a watch-list at any version.
+                force_initial_events: initial_rev == 0 || options.send_initial_events,
                 recursive: true,
                 progress_notify: options.allow_watch_bookmarks,
                 predicate,

@@ -42,8 +42,14 @@ pub const SYNC_PAGE_SIZE: i64 = 10_000;
 /// What a watchChan is asked to do: the arguments of `watcher.createWatchChan`.
 #[derive(Clone, Debug, Default)]
 pub struct WatchChanOptions {
-    /// Start after this revision; 0 first lists the current state as create events (`sync`).
+    /// Start after this revision; 0 means "from the current state".
     pub initial_rev: i64,
+    /// List the current state as create events before watching (`sync`), whatever
+    /// `initial_rev` is: upstream's `areInitialEventsRequired` (`""`/`"0"` without
+    /// `sendInitialEvents`, or `sendInitialEvents=true` at any version). With a non-zero
+    /// `initial_rev` the store must have reached it, or the watch ends with a 504
+    /// `ResourceVersionTooLarge` error event.
+    pub force_initial_events: bool,
     /// Watch every key under the key (a list watch) rather than one key.
     pub recursive: bool,
     /// Ask etcd for progress notifications, which become bookmarks.
@@ -132,6 +138,7 @@ pub struct WatchChan {
     info: ResourceInfo,
     key: String,
     initial_rev: i64,
+    force_initial_events: bool,
     recursive: bool,
     progress_notify: bool,
     #[allow(
@@ -168,6 +175,7 @@ impl WatchChan {
             info,
             key,
             initial_rev: options.initial_rev,
+            force_initial_events: options.force_initial_events,
             recursive: options.recursive,
             progress_notify: options.progress_notify,
             internal_pred: options.predicate,
@@ -220,16 +228,24 @@ impl WatchChan {
     // ANCHOR_END: run
 
     // ANCHOR: start_watching
-    /// Mirrors `watchChan.startWatching`: lists first when `initial_rev` is 0 ([`sync`](Self::sync)),
-    /// then watches from `initial_rev + 1` with `prev_kv`, `prefix` (for a list watch) and
-    /// `progress_notify`, parsing each etcd event onto the incoming channel.
+    /// Mirrors `watchChan.startWatching`: lists first when initial events are required
+    /// ([`sync`](Self::sync), which moves the start to the list's revision), then watches from
+    /// `initial_rev + 1` with `prev_kv`, `prefix` (for a list watch) and `progress_notify`,
+    /// parsing each etcd event onto the incoming channel. A required list at a version the store
+    /// has not reached is a `TooLargeResourceVersion` error instead.
     async fn start_watching(
         self: Arc<Self>,
         incoming: mpsc::Sender<Event>,
         errors: mpsc::Sender<StorageError>,
     ) {
         let mut initial_rev = self.initial_rev;
-        if initial_rev == 0 {
+        if initial_rev > 0
+            && self.force_initial_events
+            && let Err(err) = self.check_not_ahead(initial_rev).await
+        {
+            return self.send_error(&errors, err);
+        }
+        if self.force_initial_events {
             match self.sync(&incoming).await {
                 Ok(rev) => initial_rev = rev,
                 Err(err) => {
@@ -301,6 +317,29 @@ impl WatchChan {
         }
     }
     // ANCHOR_END: start_watching
+
+    /// The check upstream's `startWatching` makes before a required list at an explicit
+    /// version: the store's current revision (`GetCurrentResourceVersionFromStorage`) must have
+    /// reached it, else `NewTooLargeResourceVersionError` (504, `ResourceVersionTooLarge`,
+    /// Retry-After), and the client relists from `""`.
+    async fn check_not_ahead(&self, initial_rev: i64) -> Result<(), StorageError> {
+        let request = RangeRequest {
+            key: self.key.clone().into(),
+            count_only: true,
+            ..RangeRequest::default()
+        };
+        let response = tokio::select! {
+            response = self.kv.range(request) => response.map_err(interpret_watch_error)?,
+            () = self.cancel.cancelled() => return Err(StorageError::Internal("cancelled".into())),
+        };
+        if initial_rev > response.header_revision {
+            return Err(StorageError::TooLargeResourceVersion {
+                requested: u64::try_from(initial_rev).unwrap_or(0),
+                current: u64::try_from(response.header_revision).unwrap_or(0),
+            });
+        }
+        Ok(())
+    }
 
     // ANCHOR: sync
     /// Mirrors `watchChan.sync`: reads the current state (in pages of [`SYNC_PAGE_SIZE`], all at

@@ -499,6 +499,85 @@ async fn undecodable_values_end_the_watch_with_500(kv: Arc<dyn Kv>) {
     expect_end(&mut watch).await;
 }
 
+/// Mirrors the `RunWatchSemantics` case "allowWatchBookmarks=true, sendInitialEvents=true,
+/// RV=useCurrentRV" (`k8s.io/apiserver/pkg/storage/testing/watcher_tests.go`), as upstream's
+/// `watcher.go` runs it on etcd3: a watch-list at an explicit version lists the current state
+/// first (`areInitialEventsRequired`, then `if forceInitialEvents { wc.sync() }`), ends it with
+/// the initial-events-end bookmark, and then streams what follows.
+async fn run_watch_semantics_watch_list_at_the_current_rv(kv: Arc<dyn Kv>) {
+    let s = store(&kv);
+    s.create_object(key("a"), pod("a", "web")).await.unwrap();
+    s.create_object(key("b"), pod("b", "web")).await.unwrap();
+    let current = s.current_resource_version().await.unwrap();
+    let options = WatchOptions {
+        resource_version: current.to_string(),
+        allow_watch_bookmarks: true,
+        send_initial_events: true,
+        ..WatchOptions::default()
+    };
+    let mut watch = s
+        .watch_objects(prefix(), options, SelectionPredicate::default())
+        .await
+        .unwrap();
+    let mut initial = Vec::new();
+    for _ in 0..2 {
+        let (kind, name, _) = describe(&next(&mut watch).await);
+        initial.push((kind, name));
+    }
+    initial.sort();
+    assert_eq!(
+        initial,
+        [
+            ("ADDED".to_string(), "a".to_string()),
+            ("ADDED".to_string(), "b".to_string())
+        ]
+    );
+    match next(&mut watch).await {
+        WatchEvent::Bookmark(b) => {
+            assert!(b.is_initial_events_end(), "{b:?}");
+            assert_eq!(b.resource_version, current.to_string());
+        }
+        other => panic!("expected the initial-events-end bookmark, got {other:?}"),
+    }
+    s.create_object(key("c"), pod("c", "web")).await.unwrap();
+    let (kind, name, _) = describe(&next(&mut watch).await);
+    assert_eq!((kind.as_str(), name.as_str()), ("ADDED", "c"));
+}
+
+/// Mirrors the `RunWatchSemantics` case "sendInitialEvents=true, RV=useFutureRV" (upstream
+/// expects `NewTooLargeResourceVersionError` from etcd3's `startWatching`): a watch-list at a
+/// version the store has not reached is one ERROR event, 504 with the cause
+/// `ResourceVersionTooLarge` and a Retry-After, and then the end of the stream.
+async fn run_watch_semantics_watch_list_at_a_future_rv_is_too_large(kv: Arc<dyn Kv>) {
+    let s = store(&kv);
+    s.create_object(key("a"), pod("a", "web")).await.unwrap();
+    let current = s.current_resource_version().await.unwrap();
+    let options = WatchOptions {
+        resource_version: (current + 100).to_string(),
+        allow_watch_bookmarks: true,
+        send_initial_events: true,
+        ..WatchOptions::default()
+    };
+    let mut watch = s
+        .watch_objects(prefix(), options, SelectionPredicate::default())
+        .await
+        .unwrap();
+    match next(&mut watch).await {
+        WatchEvent::Error(status) => {
+            assert_eq!(status.code, Some(504), "{status:?}");
+            assert_eq!(status.reason.as_deref(), Some("Timeout"));
+            let details = status.details.as_ref().expect("details");
+            assert_eq!(details.retry_after_seconds, Some(1));
+            let causes = details.causes.as_ref().expect("causes");
+            assert_eq!(causes[0].reason.as_deref(), Some("ResourceVersionTooLarge"));
+            let error = stage3_reflector::Error::from_status(*status);
+            assert!(error.is_too_large_resource_version(), "{error:?}");
+        }
+        other => panic!("expected a 504 error event, got {other:?}"),
+    }
+    expect_end(&mut watch).await;
+}
+
 // ---------------------------------------------------------------- embedded
 
 macro_rules! embedded_tests {
@@ -523,6 +602,8 @@ embedded_tests!(
     compaction_ends_a_watch_with_410,
     bookmarks_come_from_progress_notifications,
     undecodable_values_end_the_watch_with_500,
+    run_watch_semantics_watch_list_at_the_current_rv,
+    run_watch_semantics_watch_list_at_a_future_rv_is_too_large,
 );
 
 #[tokio::test]
@@ -674,6 +755,8 @@ mod real_etcd {
         compaction_ends_a_watch_with_410,
         bookmarks_come_from_progress_notifications,
         undecodable_values_end_the_watch_with_500,
+        run_watch_semantics_watch_list_at_the_current_rv,
+        run_watch_semantics_watch_list_at_a_future_rv_is_too_large,
     );
 
     #[tokio::test]
