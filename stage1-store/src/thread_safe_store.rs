@@ -19,7 +19,7 @@
 //! value whose set becomes empty is removed (client-go issue 84959), so churn through short-lived
 //! values does not grow the indices.
 //!
-//! [`tools/cache/thread_safe_store.go`]: https://github.com/kubernetes/client-go/blob/master/tools/cache/thread_safe_store.go
+//! [`tools/cache/thread_safe_store.go`]: https://github.com/kubernetes/client-go/blob/v0.34.0/tools/cache/thread_safe_store.go
 
 use std::borrow::Cow;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -399,9 +399,6 @@ fn add_key_to_index(index: &mut Index, key: &Arc<str>, value: &str) {
 }
 
 /// Mirrors `storeIndex.deleteKeyFromIndex`, including the removal of empty sets.
-// Its only caller is the exercise region `ex1-update-index`; while a learner has that region
-// stubbed it is unused, and the stubbed crate must still build without warnings.
-#[allow(dead_code)]
 fn delete_key_from_index(index: &mut Index, key: &str, value: &str) {
     if let Some(set) = index.get_mut(value) {
         set.remove(key);

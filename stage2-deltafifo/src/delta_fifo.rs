@@ -535,3 +535,70 @@ impl<T: Send + Sync + 'static> Store<T> for DeltaFifo<T> {
 }
 
 crate::queue::impl_queue_via_inherent_methods!(DeltaFifo);
+
+/// `take_front` on a state built by hand, with the initial-list count set as the first
+/// `replace` sets it. The tests of `pop` in `tests/delta_fifo.rs` never call `replace`, so
+/// `ex2-pop` needs no other exercise's region.
+#[cfg(test)]
+mod ex2_pop {
+    use super::*;
+
+    /// A populated state whose queue holds `keys` in order, each with one delta, and whose
+    /// first list has `initial` items left to pop.
+    fn state(keys: &[&str], initial: usize) -> FifoState<u32> {
+        let mut state = FifoState {
+            items: HashMap::new(),
+            queue: VecDeque::new(),
+            populated: true,
+            initial_population_count: initial,
+            closed: false,
+        };
+        for (value, key) in (1..).zip(keys) {
+            let key: Arc<str> = Arc::from(*key);
+            let deltas = std::iter::once(Delta::new(DeltaType::Sync, Arc::new(value))).collect();
+            state.items.insert(Arc::clone(&key), deltas);
+            state.queue.push_back(key);
+        }
+        state
+    }
+
+    /// The object of the first delta `take_front` returns, and whether it is in the initial
+    /// list.
+    fn take(state: &mut FifoState<u32>) -> Option<(u32, bool)> {
+        let (deltas, initial) = take_front(state)?;
+        Some((**deltas.newest()?.object()?, initial))
+    }
+
+    #[test]
+    fn the_initial_list_ends_with_its_last_pop() {
+        let mut state = state(&["a", "b", "c"], 2);
+        assert!(!has_synced_locked(&state));
+        assert_eq!(take(&mut state), Some((1, true)));
+        assert_eq!(
+            take(&mut state),
+            Some((2, true)),
+            "read before counting down"
+        );
+        assert!(has_synced_locked(&state));
+        assert_eq!(take(&mut state), Some((3, false)));
+        assert_eq!(state.initial_population_count, 0);
+        assert_eq!(take(&mut state), None);
+        assert!(state.items.is_empty() && state.queue.is_empty());
+    }
+
+    #[test]
+    fn after_the_initial_list_nothing_is_initial_and_the_count_stays_at_zero() {
+        let mut state = state(&["a", "b"], 0);
+        assert_eq!(take(&mut state), Some((1, false)));
+        assert_eq!(take(&mut state), Some((2, false)));
+        assert_eq!(state.initial_population_count, 0);
+    }
+
+    #[test]
+    fn a_queued_key_without_deltas_is_skipped() {
+        let mut state = state(&["a"], 0);
+        state.queue.push_front(Arc::from("ghost"));
+        assert_eq!(take(&mut state), Some((1, false)));
+        assert_eq!(take(&mut state), None);
+    }
+}

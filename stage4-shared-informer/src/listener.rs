@@ -266,9 +266,6 @@ impl<K: Send + Sync + 'static> ProcessorListener<K> {
     }
 
     /// Mirrors `processorListener.determineNextResync`.
-    // Its only caller is the exercise region `ex4-should-resync`; while a learner has that
-    // region stubbed it is unused, and the stubbed crate must still build without warnings.
-    #[allow(dead_code)]
     pub(crate) fn determine_next_resync(&self, now: Instant) {
         let mut resync = self.resync.lock();
         resync.next_resync = now + resync.resync_period;

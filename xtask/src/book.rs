@@ -12,6 +12,8 @@ use std::io;
 use std::path::{Component, Path, PathBuf};
 use std::process::Command;
 
+use crate::error::Error;
+
 /// A tool the book needs, pinned to one version and installed with `cargo install --locked`.
 struct Tool {
     /// The executable's name, looked up on `PATH`.
@@ -37,17 +39,17 @@ const TOOLS: [Tool; 2] = [
 ];
 
 /// `cargo xtask book build`: check the includes, ensure the tools, run `mdbook build book`.
-pub(crate) fn build(root: &Path) -> Result<(), String> {
+pub(crate) fn build(root: &Path) -> Result<(), Error> {
     let src = root.join("book").join("src");
-    let report = check_includes(&src).map_err(|e| format!("reading {}: {e}", src.display()))?;
+    let report = check_includes(&src).map_err(Error::io("read", &src))?;
     if !report.problems.is_empty() {
         for problem in &report.problems {
             eprintln!("{}", problem.relative_to(root));
         }
-        return Err(format!(
+        return Err(Error::Check(format!(
             "{} broken include(s) in book/src (mdBook would render them as empty or wrong blocks)",
             report.problems.len()
-        ));
+        )));
     }
     println!(
         "xtask: checked {} include(s) in {} markdown file(s): all resolve",
@@ -60,36 +62,44 @@ pub(crate) fn build(root: &Path) -> Result<(), String> {
 /// `cargo xtask book serve [ARGS]`: ensure the tools, run `mdbook serve book [ARGS]`.
 ///
 /// Binds 127.0.0.1 unless ARGS choose a hostname themselves.
-pub(crate) fn serve(root: &Path, extra: &[&str]) -> Result<(), String> {
+pub(crate) fn serve(root: &Path, extra: &[String]) -> Result<(), Error> {
     ensure_tools()?;
+    run_mdbook(root, &serve_args(extra))
+}
+
+/// The arguments of `mdbook serve`: the book, `--hostname 127.0.0.1` unless `extra` chooses a
+/// hostname, then `extra`.
+fn serve_args(extra: &[String]) -> Vec<&str> {
     let mut args = vec!["serve", "book"];
     let has_hostname = extra
         .iter()
-        .any(|a| *a == "-n" || a.starts_with("--hostname") || (a.starts_with("-n") && a.len() > 2));
+        .any(|a| a == "-n" || a.starts_with("--hostname") || (a.starts_with("-n") && a.len() > 2));
     if !has_hostname {
         args.extend(["--hostname", "127.0.0.1"]);
     }
-    args.extend_from_slice(extra);
-    run_mdbook(root, &args)
+    args.extend(extra.iter().map(String::as_str));
+    args
 }
 
 /// Runs `mdbook ARGS` in the workspace root and turns a failure into an error message.
-fn run_mdbook(root: &Path, args: &[&str]) -> Result<(), String> {
-    let shown = format!("mdbook {}", args.join(" "));
+fn run_mdbook(root: &Path, args: &[&str]) -> Result<(), Error> {
     let status = Command::new("mdbook")
         .args(args)
         .current_dir(root)
         .status()
-        .map_err(|e| format!("could not start `{shown}`: {e}"))?;
+        .map_err(Error::spawn("mdbook"))?;
     if status.success() {
         Ok(())
     } else {
-        Err(format!("`{shown}` failed ({status})"))
+        Err(Error::Tool {
+            command: format!("mdbook {}", args.join(" ")),
+            detail: status.to_string(),
+        })
     }
 }
 
 /// Makes sure every pinned tool is on `PATH` at its pinned version, installing it if not.
-fn ensure_tools() -> Result<(), String> {
+fn ensure_tools() -> Result<(), Error> {
     let mut pinned = Vec::new();
     for tool in &TOOLS {
         let found = installed_version(tool.bin);
@@ -114,11 +124,14 @@ fn ensure_tools() -> Result<(), String> {
         match installed_version(tool.bin) {
             Some(out) if version_matches(&out, tool.version) => {}
             other => {
-                return Err(format!(
-                    "installed {} {} but `{} --version` now says {:?}; is cargo's bin directory \
-                     (usually ~/.cargo/bin) on PATH, ahead of any other {}?",
-                    tool.package, tool.version, tool.bin, other, tool.bin
-                ));
+                return Err(Error::Tool {
+                    command: format!("{} --version", tool.bin),
+                    detail: format!(
+                        "installed {} {} but it now says {:?}; is cargo's bin directory \
+                         (usually ~/.cargo/bin) on PATH, ahead of any other {}?",
+                        tool.package, tool.version, other, tool.bin
+                    ),
+                });
             }
         }
     }
@@ -127,7 +140,7 @@ fn ensure_tools() -> Result<(), String> {
 }
 
 /// `cargo install --locked PACKAGE --version VERSION`, with the cargo that runs xtask.
-fn install(tool: &Tool) -> Result<(), String> {
+fn install(tool: &Tool) -> Result<(), Error> {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let status = Command::new(&cargo)
         .args([
@@ -138,14 +151,17 @@ fn install(tool: &Tool) -> Result<(), String> {
             tool.version,
         ])
         .status()
-        .map_err(|e| format!("could not run cargo install: {e}"))?;
+        .map_err(Error::spawn("cargo install"))?;
     if status.success() {
         Ok(())
     } else {
-        Err(format!(
-            "`cargo install --locked {} --version {}` failed ({status})",
-            tool.package, tool.version
-        ))
+        Err(Error::Tool {
+            command: format!(
+                "cargo install --locked {} --version {}",
+                tool.package, tool.version
+            ),
+            detail: status.to_string(),
+        })
     }
 }
 
@@ -821,6 +837,28 @@ fn tail() {}
             Path::new("/a/c/d.rs")
         );
         assert_eq!(tidy(Path::new("../x/../y")), Path::new("../y"));
+    }
+
+    #[test]
+    fn serve_binds_localhost_unless_told_otherwise() {
+        let args = |extra: &[&str]| -> Vec<String> {
+            let extra: Vec<String> = extra.iter().map(|a| a.to_string()).collect();
+            serve_args(&extra).iter().map(|a| a.to_string()).collect()
+        };
+        assert_eq!(
+            args(&["--open", "-p", "3001"]),
+            [
+                "serve",
+                "book",
+                "--hostname",
+                "127.0.0.1",
+                "--open",
+                "-p",
+                "3001"
+            ]
+        );
+        assert_eq!(args(&["-n", "0.0.0.0"]), ["serve", "book", "-n", "0.0.0.0"]);
+        assert_eq!(args(&["--hostname=::"]), ["serve", "book", "--hostname=::"]);
     }
 
     #[test]

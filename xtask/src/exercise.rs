@@ -2,21 +2,37 @@
 //!
 //! The reference code is the only copy. An exercise is a region of it, the whole body of one
 //! function between `// ANCHOR: ex<stage>-<name>` and `// ANCHOR_END: …`, listed in
-//! `exercises.toml` with its tests, hints and minutes. The learner's commands work on their own
-//! checkout:
+//! `exercises.toml` with the crate that holds it, its tests, hints and minutes (a stage may span
+//! several crates). The learner's commands work on their own checkout; `TARGET` is a stage
+//! (`stage5` or `5`), one stage crate (`stage5-storage`) or an exercise id:
 //!
 //! | command | what it does |
 //! |---|---|
-//! | `start STAGE\|ID` | replaces the region bodies with `todo!()` (refuses over uncommitted changes) |
+//! | `start TARGET [--force]` | replaces the region bodies with `todo!()`, then builds their tests |
 //! | `next` | the next unsolved exercise: where it is, what to read, a first hint |
-//! | `check [ID\|STAGE]` | runs each started exercise's tests, pass/fail per exercise, a count |
+//! | `check [TARGET]` | runs each started exercise's tests, pass/fail per exercise, a count |
 //! | `hint [ID]` | the next hint |
-//! | `solution ID` | restores one region from the reference (git) and shows the diff |
-//! | `reset ID\|STAGE` | stubs the region(s) again |
+//! | `solution ID` | restores one region's reference and shows the diff |
+//! | `reset TARGET` | stubs the region(s) again |
 //!
-//! CI's commands: `verify` (the red check, see [`verify`]) and `schedule --check` (the parts of
-//! the book generated from the manifest: the workshop schedules in the facilitator's guide, see
-//! [`schedule`], and the hints on the exercises pages, see [`pages`]).
+//! `start` refuses over uncommitted changes in the regions' files, and it refuses to stub again
+//! a region that was started before and no longer holds the stub (the learner's work) unless
+//! `--force` is given; `reset` is the explicit way to start an exercise over. After stubbing, it
+//! builds the crates' tests (`cargo test --no-run`), so that the first `check` is quick.
+//!
+//! Every cargo build these commands run allows dead code (`-A dead_code` appended to the
+//! rustflags) and goes to `<target dir>/exercise`: a stub leaves the helpers that only its region
+//! calls unused, and the reference code carries no `#[allow(dead_code)]` for that. See
+//! [`cargo`].
+//!
+//! The reference is fixed by the repository, never by the learner's commits: `exercises.lock`
+//! records a hash of every region's reference body, and `solution` restores the newest committed
+//! body with that hash (see [`lock`]). It refuses when no commit holds it, rather than take the
+//! learner's own code for the reference.
+//!
+//! CI's commands: `verify` (the red check, see [`verify`]) and `schedule --check` (the generated
+//! files: the workshop schedules in the facilitator's guide, see [`schedule`], the hints on the
+//! exercises pages, see [`pages`], and `exercises.lock`).
 //!
 //! Progress (started, solved, hints seen) lives in the git-ignored `.exercise-progress`.
 
@@ -27,84 +43,121 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
+mod cargo;
+mod lock;
 mod manifest;
 mod pages;
 mod process;
 mod progress;
-mod region;
+pub(crate) mod region;
 mod schedule;
+mod suggest;
 mod verify;
 
-use manifest::{Exercise, Manifest, Target, stage_crates};
+use crate::error::Error;
+use lock::{Lock, hash_body};
+use manifest::{Exercise, Manifest, stage_crates};
 use progress::Progress;
-
-/// Why an `exercise` command did not succeed.
-#[derive(Debug)]
-pub(crate) enum Error {
-    /// The command line was not understood.
-    Usage(String),
-    /// The command ran and failed.
-    Failed(String),
-}
-
-impl From<String> for Error {
-    fn from(message: String) -> Error {
-        Error::Failed(message)
-    }
-}
 
 /// How long one exercise's `cargo test` may run in `check` before it is killed (an endless loop
 /// in the learner's code).
 const CHECK_TIMEOUT: Duration = Duration::from_secs(300);
 
-/// `cargo xtask exercise ARGS`.
-pub(crate) fn run(root: &Path, args: &[&str]) -> Result<(), Error> {
+/// The `exercise` subcommands.
+#[derive(Debug, Clone, PartialEq, Eq, clap::Subcommand)]
+pub(crate) enum ExerciseCommand {
+    /// Make the exercises' function bodies todo!() in your checkout
+    ///
+    /// Then builds their tests, so that the first `check` is quick. Refuses over uncommitted
+    /// changes in those files, and over regions you started before that hold your code (unless
+    /// --force).
+    Start {
+        /// A stage (`stage1` or `1`), one stage crate (`stage5-storage`) or an exercise id
+        target: String,
+        /// Stub again regions that you started before, discarding your code there
+        #[arg(long)]
+        force: bool,
+    },
+    /// The next unsolved exercise: where it is, what to read, a hint
+    Next,
+    /// Run the tests of your started exercises (or of TARGET)
+    ///
+    /// Shows pass/fail for each exercise, and how many are solved.
+    Check {
+        /// A stage, a stage crate or an exercise id
+        target: Option<String>,
+    },
+    /// The next hint (for the next exercise when no ID is given)
+    Hint {
+        /// An exercise id
+        id: Option<String>,
+    },
+    /// Restore one exercise's reference code and show the diff
+    ///
+    /// The reference is the newest committed body whose hash exercises.lock records: never your
+    /// own commits.
+    Solution {
+        /// An exercise id, e.g. `ex1-split-key`
+        id: String,
+    },
+    /// Make the region(s) todo!() again, discarding your code there
+    Reset {
+        /// A stage, a stage crate or an exercise id
+        target: String,
+    },
+    /// CI's red check of every exercise region
+    ///
+    /// In a scratch copy, each region stubbed alone must build without warnings (dead code
+    /// allowed), fail its own tests, keep its crate's other tests green, and not be needed by
+    /// the tests of an earlier exercise of its stage.
+    Verify {
+        /// The time limit for one test, in seconds
+        #[arg(long, value_name = "SECS", default_value_t = 60,
+              value_parser = clap::value_parser!(u64).range(1..))]
+        timeout: u64,
+        /// How many tests run at once
+        #[arg(long, value_name = "N", default_value_t = 2,
+              value_parser = clap::value_parser!(u16).range(1..))]
+        jobs: u16,
+        /// Stages, stage crates or exercise ids to check (all when none is given)
+        targets: Vec<String>,
+    },
+    /// Print the workshop schedules and update the generated files
+    ///
+    /// The generated files: the schedules in book/src/facilitator.md, the hints on the exercises
+    /// pages (both from exercises.toml) and exercises.lock (from the reference regions).
+    Schedule {
+        /// Change nothing; fail if any generated file is stale
+        #[arg(long)]
+        check: bool,
+    },
+}
+
+/// `cargo xtask exercise COMMAND`.
+pub(crate) fn run(root: &Path, command: ExerciseCommand) -> Result<(), Error> {
     let style = Style::detect();
-    match args {
-        ["verify", rest @ ..] => {
-            let options = verify::Options::parse(rest).map_err(Error::Usage)?;
-            Ok(verify::verify(root, &options, &style)?)
+    match command {
+        ExerciseCommand::Verify {
+            timeout,
+            jobs,
+            targets,
+        } => {
+            let options = verify::Options {
+                timeout: Duration::from_secs(timeout),
+                jobs: usize::from(jobs),
+                only: targets,
+            };
+            verify::verify(root, &options, &style)
         }
-        ["schedule"] => Ok(schedule::schedule(root, false)?),
-        ["schedule", "--check"] => Ok(schedule::schedule(root, true)?),
-        ["schedule", other, ..] => Err(Error::Usage(format!(
-            "`exercise schedule` takes only `--check` (got `{other}`)"
-        ))),
-        [command, ..]
-            if !["start", "next", "check", "hint", "solution", "reset"].contains(command) =>
-        {
-            Err(Error::Usage(format!(
-                "unknown exercise command `{command}`"
-            )))
+        ExerciseCommand::Schedule { check } => schedule::schedule(root, check),
+        ExerciseCommand::Start { target, force } => {
+            Learner::new(root, style)?.start(&target, force)
         }
-        [command, rest @ ..] => {
-            let learner = Learner::new(root, style)?;
-            match (*command, rest) {
-                ("start", [target]) => learner.start(target),
-                ("next", []) => learner.next(),
-                ("check", []) => learner.check(None),
-                ("check", [target]) => learner.check(Some(target)),
-                ("hint", []) => learner.hint(None),
-                ("hint", [id]) => learner.hint(Some(id)),
-                ("solution", [id]) => learner.solution(id),
-                ("reset", [target]) => learner.reset(target),
-                ("start" | "reset", _) => Err(Error::Usage(format!(
-                    "`exercise {command}` needs one stage (e.g. `stage1`) or exercise id"
-                ))),
-                ("solution", _) => Err(Error::Usage(
-                    "`exercise solution` needs one exercise id, e.g. `ex1-split-key`".into(),
-                )),
-                ("next" | "check" | "hint", _) => Err(Error::Usage(format!(
-                    "too many arguments for `exercise {command}`"
-                ))),
-                (other, _) => Err(Error::Usage(format!("unknown exercise command `{other}`"))),
-            }
-        }
-        [] => Err(Error::Usage(
-            "`exercise` needs a command: start, next, check, hint, solution, reset, verify or \
-             schedule"
-                .into(),
-        )),
+        ExerciseCommand::Next => Learner::new(root, style)?.next(),
+        ExerciseCommand::Check { target } => Learner::new(root, style)?.check(target.as_deref()),
+        ExerciseCommand::Hint { id } => Learner::new(root, style)?.hint(id.as_deref()),
+        ExerciseCommand::Solution { id } => Learner::new(root, style)?.solution(&id),
+        ExerciseCommand::Reset { target } => Learner::new(root, style)?.reset(&target),
     }
 }
 
@@ -159,22 +212,49 @@ impl Style {
 }
 
 /// Runs `git ARGS` in `root` and returns its stdout.
-fn git(root: &Path, args: &[&str]) -> Result<String, String> {
+fn git(root: &Path, args: &[&str]) -> Result<String, Error> {
     let out = Command::new("git")
         .arg("-C")
         .arg(root)
         .args(args)
         .output()
-        .map_err(|e| format!("could not run git: {e}"))?;
+        .map_err(Error::spawn("git"))?;
     if out.status.success() {
         Ok(String::from_utf8_lossy(&out.stdout).into_owned())
     } else {
-        Err(format!(
-            "`git {}` failed: {}",
-            args.join(" "),
-            String::from_utf8_lossy(&out.stderr).trim()
-        ))
+        Err(Error::Git {
+            args: args.join(" "),
+            stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+        })
     }
+}
+
+/// The commits and paths in the output of `git log --follow --format=%H --name-only`: each
+/// commit's hash, then (after a blank line) the file's path at that commit. A commit without a
+/// path (a merge that did not change it) is skipped.
+fn history_with_paths(log: &str) -> Vec<(String, String)> {
+    let is_hash = |line: &str| {
+        (line.len() == 40 || line.len() == 64) && line.bytes().all(|b| b.is_ascii_hexdigit())
+    };
+    let mut found = Vec::new();
+    let mut commit: Option<&str> = None;
+    for line in log.lines().map(str::trim).filter(|l| !l.is_empty()) {
+        if is_hash(line) {
+            commit = Some(line);
+        } else if let Some(hash) = commit.take() {
+            found.push((hash.to_string(), line.to_string()));
+        }
+    }
+    found
+}
+
+/// How one exercise's tests came out in `check`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum TestVerdict {
+    /// Every test passed; how many.
+    Green(usize),
+    /// Not solved; why, for the learner.
+    Red(String),
 }
 
 /// The learner's commands, on the checkout at `root`.
@@ -184,67 +264,56 @@ struct Learner<'a> {
     /// `exercises.toml`.
     manifest: Manifest,
     /// The workspace's stage crates.
-    stages: Vec<String>,
+    stage_crates: Vec<String>,
     /// Colours or not.
     style: Style,
 }
 
 impl<'a> Learner<'a> {
-    /// Loads the manifest and the stage list.
+    /// Loads the manifest and the stage crates.
     fn new(root: &'a Path, style: Style) -> Result<Learner<'a>, Error> {
         Ok(Learner {
             root,
             manifest: Manifest::load(root)?,
-            stages: stage_crates(root)?,
+            stage_crates: stage_crates(root)?,
             style,
         })
     }
 
-    /// The exercises a `STAGE|ID` argument names, in book order.
+    /// The exercises a `TARGET` argument names, in book order. Their crates must be members of
+    /// the workspace.
     fn targets(&self, arg: &str) -> Result<Vec<&Exercise>, Error> {
-        match self
+        let target = self.manifest.resolve(arg, &self.stage_crates)?;
+        let exercises = self.manifest.exercises_of(&target);
+        let ids = exercises.iter().map(|ex| ex.id.as_str()).collect();
+        let problems = self
             .manifest
-            .resolve(arg, &self.stages)
-            .map_err(Error::Usage)?
-        {
-            Target::Exercise(ex) => Ok(vec![ex]),
-            Target::Stage(stage) => Ok(self.manifest.stage_exercises(stage).collect()),
+            .member_problems(&self.stage_crates, Some(&ids));
+        if problems.is_empty() {
+            Ok(exercises)
+        } else {
+            Err(Error::Manifest {
+                what: format!("{} and the workspace disagree", manifest::FILE),
+                problems,
+            })
         }
     }
 
-    /// The exercise an `ID` argument names (a stage is a usage error here).
-    fn exercise(&self, id: &str) -> Result<&Exercise, Error> {
-        self.manifest.exercise(id).ok_or_else(|| {
-            let ids: Vec<&str> = self
-                .manifest
-                .exercises
-                .iter()
-                .map(|e| e.id.as_str())
-                .collect();
-            Error::Usage(format!(
-                "no exercise `{id}`; the exercises are {}",
-                ids.join(", ")
-            ))
-        })
-    }
-
     /// Reads a file of the workspace.
-    fn read(&self, file: &str) -> Result<String, String> {
-        fs::read_to_string(self.root.join(file)).map_err(|e| format!("cannot read {file}: {e}"))
+    fn read(&self, file: &str) -> Result<String, Error> {
+        let path = self.root.join(file);
+        fs::read_to_string(&path).map_err(Error::io("read", path))
     }
 
     /// Writes a file of the workspace.
-    fn write(&self, file: &str, text: &str) -> Result<(), String> {
-        fs::write(self.root.join(file), text).map_err(|e| format!("cannot write {file}: {e}"))
+    fn write(&self, file: &str, text: &str) -> Result<(), Error> {
+        let path = self.root.join(file);
+        fs::write(&path, text).map_err(Error::io("write", path))
     }
 
-    /// The commit at HEAD.
-    fn head(&self) -> Result<String, String> {
-        Ok(git(self.root, &["rev-parse", "HEAD"])?.trim().to_string())
-    }
-
-    /// `start STAGE|ID`.
-    fn start(&self, arg: &str) -> Result<(), Error> {
+    /// `start TARGET [--force]`.
+    fn start(&self, arg: &str, force: bool) -> Result<(), Error> {
+        let s = &self.style;
         let exercises = self.targets(arg)?;
         let mut files: Vec<&str> = Vec::new();
         for ex in &exercises {
@@ -262,7 +331,7 @@ impl<'a> Learner<'a> {
             }
         }
         if !dirty.is_empty() {
-            return Err(Error::Failed(format!(
+            return Err(Error::Refused(format!(
                 "not starting: {} {} uncommitted changes, and the stubs would mix with them.\n\
                  Commit or stash them first (`git stash`), or drop them with `git checkout -- {}`.",
                 dirty.join(", "),
@@ -270,36 +339,52 @@ impl<'a> Learner<'a> {
                 dirty.join(" ")
             )));
         }
-        let head = self.head()?;
         let mut texts: BTreeMap<&str, String> = BTreeMap::new();
         for file in &files {
             texts.insert(file, self.read(file)?);
         }
         let mut progress = Progress::load(self.root)?;
+        let mut stubbed = BTreeMap::new();
         for ex in &exercises {
-            let text = texts
-                .get_mut(ex.file.as_str())
-                .ok_or_else(|| "file not loaded".to_string())?;
-            let committed_stub = region::is_stub(text, &ex.id)?;
-            if !committed_stub {
-                *text = region::stub(text, &ex.id, &self.manifest.todo_message(ex))?;
+            let is_stub = region::is_stub(&texts[ex.file.as_str()], &ex.id)
+                .map_err(Error::region(&ex.file))?;
+            stubbed.insert(ex.id.as_str(), is_stub);
+        }
+        let worked_on: Vec<&str> = exercises
+            .iter()
+            .map(|ex| ex.id.as_str())
+            .filter(|id| progress.is_started(id) && !stubbed[id])
+            .collect();
+        if !worked_on.is_empty() && !force {
+            return Err(Error::Refused(refusal_to_restub(&worked_on)));
+        }
+        for ex in &exercises {
+            if !stubbed[ex.id.as_str()]
+                && let Some(text) = texts.get_mut(ex.file.as_str())
+            {
+                *text = region::stub(text, &ex.id, &self.manifest.todo_message(ex))
+                    .map_err(Error::region(&ex.file))?;
             }
-            progress
-                .started
-                .insert(ex.id.clone(), (!committed_stub).then(|| head.clone()));
+            progress.started.insert(ex.id.clone());
             progress.solved.remove(&ex.id);
         }
         for (file, text) in &texts {
             self.write(file, text)?;
         }
         progress.save(self.root)?;
-        let s = &self.style;
         let total: u32 = exercises.iter().map(|ex| ex.minutes).sum();
         let what = match exercises.as_slice() {
             [one] => format!("Started {}", one.id),
-            all => format!("Started {}: {} exercises", all[0].stage, all.len()),
+            all => format!("Started {arg}: {} exercises", all.len()),
         };
-        println!("{what}, about {total} minutes. Their bodies are now `todo!()`:");
+        println!(
+            "{what}, about {total} minutes. {} now `todo!()`:",
+            if exercises.len() == 1 {
+                "Its body is"
+            } else {
+                "Their bodies are"
+            }
+        );
         let id_width = exercises.iter().map(|ex| ex.id.len()).max().unwrap_or(0);
         let title_width = exercises
             .iter()
@@ -318,11 +403,41 @@ impl<'a> Learner<'a> {
                 s.dim(&format!("{:>2} min  {}:{line}", ex.minutes, ex.file))
             );
         }
+        self.warm_up(&exercises)?;
         println!(
             "\nNext: `{}` to see them fail, then `{}` for the first one.",
             s.bold("cargo xtask exercise check"),
             s.bold("cargo xtask exercise next")
         );
+        Ok(())
+    }
+
+    /// Builds the tests of the exercises' crates as `check` will, so that the first `check` does
+    /// not wait for the compiler.
+    fn warm_up(&self, exercises: &[&Exercise]) -> Result<(), Error> {
+        let s = &self.style;
+        let mut crates: Vec<&str> = Vec::new();
+        for ex in exercises {
+            if !crates.contains(&ex.crate_name.as_str()) {
+                crates.push(&ex.crate_name);
+            }
+        }
+        println!(
+            "\n{}",
+            s.dim(&format!(
+                "Building the tests of {} now (cargo test --no-run, in {}), so that your first \
+                 check is quick; the first time takes a few minutes…",
+                crates.join(", "),
+                cargo::exercise_target_dir(self.root).display()
+            ))
+        );
+        let mut broken = false;
+        for crate_name in &crates {
+            broken |= self.build_errors(crate_name)?.is_some();
+        }
+        if !broken {
+            println!("{} the tests are built", s.green("✓"));
+        }
         Ok(())
     }
 
@@ -355,24 +470,20 @@ impl<'a> Learner<'a> {
             .exercises
             .iter()
             .find(|ex| !progress.is_started(&ex.id))
-            .map(|ex| ex.stage.as_str());
+            .map(Exercise::stage);
         if progress.started.is_empty() {
-            let first = stage.unwrap_or("stage1-store");
             println!(
                 "Nothing started yet. Begin with `{}`.",
                 s.bold(&format!(
-                    "cargo xtask exercise start {}",
-                    short_stage(first)
+                    "cargo xtask exercise start stage{}",
+                    stage.unwrap_or(1)
                 ))
             );
         } else if let Some(stage) = stage {
             println!(
                 "{} Every exercise you started is solved. Go on with `{}`.",
                 s.green("Well done!"),
-                s.bold(&format!(
-                    "cargo xtask exercise start {}",
-                    short_stage(stage)
-                ))
+                s.bold(&format!("cargo xtask exercise start stage{stage}"))
             );
         } else {
             println!(
@@ -382,14 +493,15 @@ impl<'a> Learner<'a> {
         }
     }
 
-    /// Shows an exercise: where it is, what to read, its first hint.
+    /// Shows an exercise: where it is, what to read, its first hint, and the later exercises
+    /// its tests wait for.
     fn show(&self, ex: &Exercise, progress: &mut Progress) -> Result<(), Error> {
         let s = &self.style;
         let text = self.read(&ex.file)?;
-        let (line, function) = region::locate(&text, &ex.id)?;
+        let (line, function) = region::locate(&text, &ex.id).map_err(Error::region(&ex.file))?;
         let exercises_page = self
             .manifest
-            .chapter(&ex.stage)
+            .chapter(ex.stage())
             .map(|c| format!(" and {}#{}", c.exercises_page, ex.id))
             .unwrap_or_default();
         println!(
@@ -411,12 +523,34 @@ impl<'a> Learner<'a> {
             ex.hints[0]
         );
         println!("  check  cargo xtask exercise check {}", ex.id);
+        let waiting: Vec<&str> = self
+            .manifest
+            .later_needed_by(ex)
+            .into_iter()
+            .filter(|later| progress.is_started(&later.id) && !progress.is_solved(&later.id))
+            .map(|later| later.id.as_str())
+            .collect();
+        if !waiting.is_empty() {
+            println!(
+                "  {}   some of its tests also run {}, which {} later and {} not solved yet: \
+                 those tests stay red until {} (see `also_breaks` in exercises.toml)",
+                s.yellow("note"),
+                waiting.join(" and "),
+                if waiting.len() == 1 { "comes" } else { "come" },
+                if waiting.len() == 1 { "is" } else { "are" },
+                if waiting.len() == 1 {
+                    "it is"
+                } else {
+                    "they are"
+                }
+            );
+        }
         let seen = progress.hints.entry(ex.id.clone()).or_insert(0);
         *seen = (*seen).max(1);
         Ok(())
     }
 
-    /// `check [ID|STAGE]`.
+    /// `check [TARGET]`.
     fn check(&self, arg: Option<&str>) -> Result<(), Error> {
         let s = &self.style;
         let mut progress = Progress::load(self.root)?;
@@ -437,21 +571,21 @@ impl<'a> Learner<'a> {
             std::env::temp_dir().join(format!("xtask-exercise-check-{}.log", std::process::id()));
         let id_width = exercises.iter().map(|ex| ex.id.len()).max().unwrap_or(0);
         let mut failing: Vec<&Exercise> = Vec::new();
-        let mut stage_built: Option<(&str, Option<String>)> = None;
+        let mut built: BTreeMap<&str, Option<String>> = BTreeMap::new();
         for ex in &exercises {
-            if stage_built
-                .as_ref()
-                .is_none_or(|(stage, _)| *stage != ex.stage)
-            {
-                println!("{}", s.dim(&format!("building the tests of {}…", ex.stage)));
-                stage_built = Some((&ex.stage, self.build_errors(&ex.stage)?));
+            if !built.contains_key(ex.crate_name.as_str()) {
+                println!(
+                    "{}",
+                    s.dim(&format!("building the tests of {}…", ex.crate_name))
+                );
+                built.insert(&ex.crate_name, self.build_errors(&ex.crate_name)?);
             }
-            let verdict = match stage_built.as_ref().and_then(|(_, errors)| errors.as_ref()) {
-                Some(_) => Err("does not compile (see above)".to_string()),
-                None => self.run_exercise_tests(ex, &logs)?,
+            let verdict = match built.get(ex.crate_name.as_str()) {
+                Some(Some(_)) => TestVerdict::Red("does not compile (see above)".into()),
+                _ => self.run_exercise_tests(ex, &logs)?,
             };
             match verdict {
-                Ok(count) => {
+                TestVerdict::Green(count) => {
                     progress.solved.insert(ex.id.clone());
                     println!(
                         "{} {}  {} {}",
@@ -461,7 +595,7 @@ impl<'a> Learner<'a> {
                         s.dim(&format!("({count} tests pass)"))
                     );
                 }
-                Err(why) => {
+                TestVerdict::Red(why) => {
                     progress.solved.remove(&ex.id);
                     failing.push(ex);
                     println!(
@@ -498,7 +632,7 @@ impl<'a> Learner<'a> {
                     println!("  more   cargo xtask exercise hint {}", first.id);
                 }
                 progress.save(self.root)?;
-                Err(Error::Failed(format!(
+                Err(Error::Check(format!(
                     "{} of {} still red",
                     failing.len(),
                     exercises.len()
@@ -507,21 +641,21 @@ impl<'a> Learner<'a> {
         }
     }
 
-    /// Builds a stage's tests; `Some(errors)` when that fails (the errors are printed).
-    fn build_errors(&self, stage: &str) -> Result<Option<String>, String> {
-        let out = process::cargo()
-            .current_dir(self.root)
+    /// Builds a crate's tests as the exercise commands do (dead code allowed, in the exercise
+    /// target directory); `Some(errors)` when that fails (the errors are printed).
+    fn build_errors(&self, crate_name: &str) -> Result<Option<String>, Error> {
+        let out = cargo::exercise_cargo(self.root, true)
             .env("CARGO_TERM_COLOR", "never")
             .args([
                 "test",
                 "-p",
-                stage,
+                crate_name,
                 "--tests",
                 "--no-run",
                 "--message-format=short",
             ])
             .output()
-            .map_err(|e| format!("could not run cargo: {e}"))?;
+            .map_err(Error::spawn("cargo"))?;
         if out.status.success() {
             return Ok(None);
         }
@@ -535,33 +669,32 @@ impl<'a> Learner<'a> {
         } else {
             errors.join("\n")
         };
-        println!("{}", self.style.red(&format!("{stage} does not compile:")));
+        println!(
+            "{}",
+            self.style.red(&format!("{crate_name} does not compile:"))
+        );
         for line in shown.lines().take(20) {
             println!("  {line}");
         }
         println!(
             "  {}",
-            self.style
-                .dim(&format!("(full messages: cargo test -p {stage} --no-run)"))
+            self.style.dim(&format!(
+                "(full messages: cargo test -p {crate_name} --no-run)"
+            ))
         );
         Ok(Some(shown))
     }
 
-    /// Runs one exercise's tests: `Ok(passed)` when all pass, `Err(why)` otherwise.
-    fn run_exercise_tests(
-        &self,
-        ex: &Exercise,
-        log: &Path,
-    ) -> Result<Result<usize, String>, String> {
-        let mut command = process::cargo();
+    /// Runs one exercise's tests.
+    fn run_exercise_tests(&self, ex: &Exercise, log: &Path) -> Result<TestVerdict, Error> {
+        let mut command = cargo::exercise_cargo(self.root, true);
         command
-            .current_dir(self.root)
             .env("CARGO_TERM_COLOR", "never")
             .env("PROPTEST_DISABLE_FAILURE_PERSISTENCE", "1")
             .args([
                 "test",
                 "-p",
-                &ex.stage,
+                &ex.crate_name,
                 "--tests",
                 "--no-fail-fast",
                 "--",
@@ -569,7 +702,7 @@ impl<'a> Learner<'a> {
             ]);
         let captured = process::run(command, CHECK_TIMEOUT, log)?;
         if matches!(captured.ending, process::Ending::TimedOut) {
-            return Ok(Err(format!(
+            return Ok(TestVerdict::Red(format!(
                 "the tests ran for over {} s and were stopped: an endless loop?",
                 CHECK_TIMEOUT.as_secs()
             )));
@@ -582,16 +715,16 @@ impl<'a> Learner<'a> {
             .unwrap_or(false);
         if run.failed.is_empty() && captured.success() {
             return Ok(if run.passed == 0 {
-                Err(format!(
+                TestVerdict::Red(format!(
                     "no test matches `{}` (a bug in exercises.toml)",
                     ex.tests
                 ))
             } else {
-                Ok(run.passed)
+                TestVerdict::Green(run.passed)
             });
         }
         if stubbed {
-            return Ok(Err("still `todo!()`".into()));
+            return Ok(TestVerdict::Red("still `todo!()`".into()));
         }
         // Failures that all reach another exercise's stub: this one waits for that one.
         let mut blockers: Vec<&str> = Vec::new();
@@ -609,7 +742,7 @@ impl<'a> Learner<'a> {
             }
         }
         if !blockers.is_empty() {
-            return Ok(Err(format!(
+            return Ok(TestVerdict::Red(format!(
                 "its tests need {}, still `todo!()`",
                 blockers.join(" and ")
             )));
@@ -621,7 +754,7 @@ impl<'a> Learner<'a> {
                 .rev()
                 .find(|l| !l.trim().is_empty())
                 .unwrap_or("");
-            return Ok(Err(format!("the test run failed: {last}")));
+            return Ok(TestVerdict::Red(format!("the test run failed: {last}")));
         }
         let total = run.passed + run.failed.len();
         let mut why = format!("{} of {total} tests fail", run.failed.len());
@@ -631,7 +764,7 @@ impl<'a> Learner<'a> {
         if run.failed.len() > 3 {
             why.push_str(&format!("\n      … and {} more", run.failed.len() - 3));
         }
-        Ok(Err(why))
+        Ok(TestVerdict::Red(why))
     }
 
     /// `hint [ID]`.
@@ -639,7 +772,7 @@ impl<'a> Learner<'a> {
         let s = &self.style;
         let mut progress = Progress::load(self.root)?;
         let ex = match id {
-            Some(id) => self.exercise(id)?,
+            Some(id) => self.manifest.find_exercise(id)?,
             None => match self.next_exercise(&progress) {
                 Some(ex) => ex,
                 None => {
@@ -683,50 +816,86 @@ impl<'a> Learner<'a> {
         Ok(())
     }
 
-    /// The reference version of an exercise's file: from the commit recorded at `start`, or HEAD.
-    fn reference(&self, ex: &Exercise, progress: &Progress) -> Result<(String, String), String> {
-        let mut commits: Vec<String> = Vec::new();
-        if let Some(Some(commit)) = progress.started.get(&ex.id) {
-            commits.push(commit.clone());
+    /// The reference body of an exercise's region and the (short) commit it was found in: the
+    /// newest committed body whose hash `exercises.lock` records. It looks at the commits that
+    /// touch the file, from HEAD (following renames), then at those on any other branch. The
+    /// learner's own versions never match the hash, so they are never taken for the reference.
+    fn find_reference(&self, ex: &Exercise, hash: &str) -> Result<(String, String), Error> {
+        let mut candidates: Vec<(String, String)> = Vec::new();
+        if let Ok(log) = git(
+            self.root,
+            &[
+                "log",
+                "--follow",
+                "--format=%H",
+                "--name-only",
+                "HEAD",
+                "--",
+                &ex.file,
+            ],
+        ) {
+            // `--name-only` paths are from the repository's top, as `COMMIT:PATH` wants them.
+            candidates.extend(
+                history_with_paths(&log)
+                    .into_iter()
+                    .map(|(commit, path)| (commit.clone(), format!("{commit}:{path}"))),
+            );
         }
-        commits.push("HEAD".into());
-        for commit in &commits {
-            let Ok(text) = git(self.root, &["show", &format!("{commit}:./{}", ex.file)]) else {
-                continue;
-            };
-            if region::find(&text, &ex.id).is_ok() && !region::is_stub(&text, &ex.id)? {
-                let short: String = commit.chars().take(10).collect();
-                return Ok((text, short));
+        if let Ok(list) = git(self.root, &["rev-list", "--all", "--", &ex.file]) {
+            for commit in list.lines().map(str::trim).filter(|l| !l.is_empty()) {
+                if !candidates.iter().any(|(seen, _)| seen == commit) {
+                    candidates.push((commit.to_string(), format!("{commit}:./{}", ex.file)));
+                }
             }
         }
-        Err(format!(
-            "found no reference for {} in git ({}); `git log -- {}` lists the commits that have it",
-            ex.id,
-            commits.join(", "),
-            ex.file
-        ))
+        for (commit, object) in &candidates {
+            let Ok(text) = git(self.root, &["show", object]) else {
+                continue;
+            };
+            let Ok(body) = region::body(&text, &ex.id) else {
+                continue;
+            };
+            if hash_body(&body) == hash {
+                return Ok((body, commit.chars().take(10).collect()));
+            }
+        }
+        Err(Error::NoReference {
+            id: ex.id.clone(),
+            file: ex.file.clone(),
+            searched: candidates.len(),
+            hash: hash.to_string(),
+        })
     }
 
     /// `solution ID`.
     fn solution(&self, id: &str) -> Result<(), Error> {
         let s = &self.style;
-        let ex = self.exercise(id)?;
-        let progress = Progress::load(self.root)?;
-        let (reference, commit) = self.reference(ex, &progress)?;
+        let ex = self.manifest.find_exercise(id)?;
+        let lock = Lock::load(self.root)?;
+        let hash = lock.hash(&ex.id).ok_or_else(|| Error::Manifest {
+            what: format!("{} records no reference for {}", lock::FILE, ex.id),
+            problems: vec![format!(
+                "without it, `solution` cannot tell the reference from your own commits; the file \
+                 comes with the repository (`git log -- {}`), and `cargo xtask exercise schedule` \
+                 regenerates it on a checkout without stubs",
+                lock::FILE
+            )],
+        })?;
         let current = self.read(&ex.file)?;
-        let before = region::body(&current, &ex.id)?;
-        let after =
-            region::body(&reference, &ex.id).map_err(|e| format!("in the reference: {e}"))?;
-        if before == after {
+        let before = region::body(&current, &ex.id).map_err(Error::region(&ex.file))?;
+        if hash_body(&before) == hash {
             println!("{} already holds the reference.", s.bold(&ex.id));
             return Ok(());
         }
-        self.write(&ex.file, &region::restore(&current, &reference, &ex.id)?)?;
+        let (after, commit) = self.find_reference(ex, hash)?;
+        let restored =
+            region::replace_body(&current, &ex.id, &after).map_err(Error::region(&ex.file))?;
+        self.write(&ex.file, &restored)?;
         let line = region::locate(&current, &ex.id)
             .map(|(l, _)| l)
             .unwrap_or(0);
         println!(
-            "Restored {} in {}:{line} from the reference (commit {commit}):\n",
+            "Restored {} in {}:{line} from the reference (as in commit {commit}):\n",
             s.bold(&ex.id),
             ex.file
         );
@@ -747,22 +916,23 @@ impl<'a> Learner<'a> {
         Ok(())
     }
 
-    /// `reset ID|STAGE`.
+    /// `reset TARGET`.
     fn reset(&self, arg: &str) -> Result<(), Error> {
         let s = &self.style;
         let exercises = self.targets(arg)?;
         let mut progress = Progress::load(self.root)?;
-        let head = self.head().ok();
         for ex in exercises {
             let text = self.read(&ex.file)?;
-            if region::is_stub(&text, &ex.id)? {
+            if region::is_stub(&text, &ex.id).map_err(Error::region(&ex.file))? {
                 println!("{} {} is already `todo!()`", s.dim("·"), ex.id);
             } else {
-                let discarded = region::body(&text, &ex.id)?.lines().count();
-                self.write(
-                    &ex.file,
-                    &region::stub(&text, &ex.id, &self.manifest.todo_message(ex))?,
-                )?;
+                let discarded = region::body(&text, &ex.id)
+                    .map_err(Error::region(&ex.file))?
+                    .lines()
+                    .count();
+                let stubbed = region::stub(&text, &ex.id, &self.manifest.todo_message(ex))
+                    .map_err(Error::region(&ex.file))?;
+                self.write(&ex.file, &stubbed)?;
                 println!(
                     "{} {} is `todo!()` again {}",
                     s.yellow("↺"),
@@ -770,15 +940,28 @@ impl<'a> Learner<'a> {
                     s.dim(&format!("({discarded} lines of the region discarded)"))
                 );
             }
-            progress
-                .started
-                .entry(ex.id.clone())
-                .or_insert_with(|| head.clone());
+            progress.started.insert(ex.id.clone());
             progress.solved.remove(&ex.id);
         }
         progress.save(self.root)?;
         Ok(())
     }
+}
+
+/// Why `start` will not stub regions that hold the learner's work.
+fn refusal_to_restub(ids: &[&str]) -> String {
+    let (they, hold) = if ids.len() == 1 {
+        ("it", "holds")
+    } else {
+        ("they", "hold")
+    };
+    format!(
+        "not starting: you started {} before, and {they} {hold} your code now, not the stub. \
+         Starting again would throw that code away.\n\
+         To start over from `todo!()` anyway, add `--force` (or `cargo xtask exercise reset ID` \
+         for one exercise); `cargo xtask exercise check` shows where you are.",
+        ids.join(", ")
+    )
 }
 
 /// The exercise id in a stub's panic message, `not yet implemented: ex1-a: …`.
@@ -788,11 +971,6 @@ fn stub_id(message: &str) -> Option<&str> {
         .split(':')
         .next()?;
     region::exercise_stage(id).map(|_| id)
-}
-
-/// `stage1-store` → `stage1`, for commands to suggest.
-fn short_stage(stage: &str) -> &str {
-    stage.split('-').next().unwrap_or(stage)
 }
 
 /// What a `cargo test` run printed, as counted by [`parse_libtest`].
@@ -945,8 +1123,27 @@ test result: FAILED. 1 passed; 2 failed; 0 ignored
     }
 
     #[test]
-    fn stage_names_shorten() {
-        assert_eq!(short_stage("stage1-store"), "stage1");
-        assert_eq!(short_stage("stage12-x-y"), "stage12");
+    fn renamed_files_keep_their_path_per_commit() {
+        let a = "a".repeat(40);
+        let b = "b".repeat(40);
+        let m = "c".repeat(40);
+        let log = format!("{a}\n\nstage5-storage/src/kv.rs\n{m}\n{b}\n\nstage5-cacher/src/kv.rs\n");
+        assert_eq!(
+            history_with_paths(&log),
+            [
+                (a.clone(), "stage5-storage/src/kv.rs".to_string()),
+                (b.clone(), "stage5-cacher/src/kv.rs".to_string()),
+            ]
+        );
+        assert!(history_with_paths("").is_empty());
+    }
+
+    #[test]
+    fn a_refusal_names_the_exercises_and_the_way_out() {
+        let one = refusal_to_restub(&["ex1-a"]);
+        assert!(one.contains("you started ex1-a before, and it holds your code"));
+        assert!(one.contains("--force"));
+        let two = refusal_to_restub(&["ex1-a", "ex1-b"]);
+        assert!(two.contains("ex1-a, ex1-b before, and they hold"));
     }
 }

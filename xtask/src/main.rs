@@ -7,95 +7,95 @@
 //! cargo xtask book serve [ARGS]   `mdbook serve book [ARGS]`, e.g. `--open` or `-p 3001`
 //! cargo xtask exercise COMMAND     the exercises: start, next, check, hint, solution, reset,
 //!                                  and CI's verify and schedule --check
+//! cargo xtask help [COMMAND]      the commands, their arguments and options
 //! ```
 //!
-//! Each subcommand lives in its own module; `main` only parses the command line and dispatches.
-//! To add a subcommand, add a module, a line to [`USAGE`] and an arm to the `match` in
-//! [`run`].
+//! Each subcommand lives in its own module; `main` only parses the command line (with clap's
+//! derive: [`Cli`], [`Commands`], [`BookCommand`], and [`exercise::ExerciseCommand`]) and
+//! dispatches. To add a subcommand, add a module, a variant to the matching enum and an arm to
+//! the `match` in [`run`]. Errors are [`error::Error`]s: `main` prints them with their causes and
+//! exits with 2 for a usage error (clap does the same for the ones it finds) and 1 for any other
+//! failure.
 
-use std::env;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use clap::{Parser, Subcommand};
+
 mod book;
+mod error;
 mod exercise;
 
-/// The help text, printed for `help`, `-h`, `--help` and on a usage error.
-const USAGE: &str = "\
-usage: cargo xtask <command> [args]
+use error::Error;
 
-commands:
-  book build           check every {{#include}} in book/src, then build the book
-                       into book/book (installs the pinned mdbook tools if needed)
-  book serve [ARGS]    serve the book with live reload; ARGS go to `mdbook serve`
-                       (e.g. --open, -p 3001)
-  help                 print this text
+/// The workspace's tooling: the book and the exercises.
+#[derive(Debug, Parser)]
+#[command(name = "cargo xtask", bin_name = "cargo xtask")]
+struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    command: Commands,
+}
 
-exercise commands (cargo xtask exercise ...; STAGE is stage1, 1 or stage1-store):
-  start STAGE|ID       replace the exercise regions' bodies with todo!() in your
-                       checkout (refuses over uncommitted changes in those files)
-  next                 the next unsolved exercise: where it is, what to read, a hint
-  check [ID|STAGE]     run the tests of your started exercises (or of ID/STAGE):
-                       pass/fail for each, and how many are solved
-  hint [ID]            the next hint (for the next exercise when no ID is given)
-  solution ID          restore one region from the reference (git), show the diff
-  reset ID|STAGE       make the region(s) todo!() again, discarding your code there
-  verify [--timeout SECS] [--jobs N] [ID|STAGE...]
-                       CI's red check: in a scratch copy, each region stubbed alone
-                       must build without warnings, fail its own tests and keep the
-                       stage's other tests green
-  schedule [--check]   print the workshop schedules, and update the book's parts
-                       generated from exercises.toml: the schedules in
-                       book/src/facilitator.md and the hints on the exercises pages
-                       (--check: change nothing, fail if any is stale)
-";
+/// The top-level commands.
+#[derive(Debug, Clone, PartialEq, Eq, Subcommand)]
+enum Commands {
+    /// The book: check its includes and build it, or serve it with live reload
+    Book {
+        /// `build` or `serve`
+        #[command(subcommand)]
+        command: BookCommand,
+    },
+    /// The exercises: start, next, check, hint, solution, reset; CI's verify and schedule
+    Exercise {
+        /// What to do with the exercises
+        #[command(subcommand)]
+        command: exercise::ExerciseCommand,
+    },
+}
+
+/// `cargo xtask book …`.
+#[derive(Debug, Clone, PartialEq, Eq, Subcommand)]
+enum BookCommand {
+    /// Check every {{#include}} in book/src, then build the book into book/book
+    ///
+    /// Installs the pinned mdbook tools if needed.
+    Build,
+    /// Serve the book with live reload; ARGS go to `mdbook serve` (e.g. --open, -p 3001)
+    ///
+    /// Binds 127.0.0.1 unless ARGS choose a hostname.
+    Serve {
+        /// Arguments for `mdbook serve`
+        #[arg(
+            trailing_var_arg = true,
+            allow_hyphen_values = true,
+            value_name = "ARGS"
+        )]
+        args: Vec<String>,
+    },
+}
 
 fn main() -> ExitCode {
-    let args: Vec<String> = env::args().skip(1).collect();
-    match run(&args) {
+    let cli = Cli::parse();
+    match run(&workspace_root(), cli.command) {
         Ok(()) => ExitCode::SUCCESS,
-        Err(Failure::Usage(msg)) => {
-            eprintln!("xtask: {msg}\n\n{USAGE}");
-            ExitCode::from(2)
-        }
-        Err(Failure::Failed(msg)) => {
-            eprintln!("xtask: {msg}");
-            ExitCode::FAILURE
+        Err(error) => {
+            eprintln!("xtask: {}", error::chain(&error));
+            ExitCode::from(error.exit_code())
         }
     }
 }
 
-/// Why a subcommand did not succeed.
-#[derive(Debug)]
-enum Failure {
-    /// The command line was not understood; the usage text is printed after the message.
-    Usage(String),
-    /// The command ran and failed.
-    Failed(String),
-}
-
-/// Parses the command line and runs the chosen subcommand.
-fn run(args: &[String]) -> Result<(), Failure> {
-    let root = workspace_root();
-    let strs: Vec<&str> = args.iter().map(String::as_str).collect();
-    match strs.as_slice() {
-        ["book", "build"] => book::build(&root).map_err(Failure::Failed),
-        ["book", "serve", rest @ ..] => book::serve(&root, rest).map_err(Failure::Failed),
-        ["book", "build", extra, ..] => Err(Failure::Usage(format!(
-            "`book build` takes no arguments (got `{extra}`)"
-        ))),
-        ["book", other, ..] => Err(Failure::Usage(format!("unknown book command `{other}`"))),
-        ["book"] => Err(Failure::Usage("`book` needs `build` or `serve`".into())),
-        ["exercise", rest @ ..] => exercise::run(&root, rest).map_err(|e| match e {
-            exercise::Error::Usage(msg) => Failure::Usage(msg),
-            exercise::Error::Failed(msg) => Failure::Failed(msg),
-        }),
-        ["help" | "-h" | "--help"] => {
-            print!("{USAGE}");
-            Ok(())
-        }
-        [] => Err(Failure::Usage("no command given".into())),
-        [other, ..] => Err(Failure::Usage(format!("unknown command `{other}`"))),
+/// Runs the chosen subcommand.
+fn run(root: &Path, command: Commands) -> Result<(), Error> {
+    match command {
+        Commands::Book {
+            command: BookCommand::Build,
+        } => book::build(root),
+        Commands::Book {
+            command: BookCommand::Serve { args },
+        } => book::serve(root, &args),
+        Commands::Exercise { command } => exercise::run(root, command),
     }
 }
 
@@ -106,4 +106,138 @@ fn workspace_root() -> PathBuf {
         .parent()
         .map(PathBuf::from)
         .unwrap_or(manifest_dir)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+    use clap::error::ErrorKind;
+    use exercise::ExerciseCommand;
+
+    fn parse(args: &[&str]) -> Result<Commands, clap::Error> {
+        Cli::try_parse_from(std::iter::once("xtask").chain(args.iter().copied()))
+            .map(|cli| cli.command)
+    }
+
+    fn exercise(args: &[&str]) -> ExerciseCommand {
+        let mut all = vec!["exercise"];
+        all.extend_from_slice(args);
+        match parse(&all) {
+            Ok(Commands::Exercise { command }) => command,
+            other => panic!("{args:?}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn the_command_line_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn book_serve_passes_its_arguments_through() {
+        assert_eq!(
+            parse(&["book", "serve", "--open", "-p", "3001"]).unwrap(),
+            Commands::Book {
+                command: BookCommand::Serve {
+                    args: vec!["--open".into(), "-p".into(), "3001".into()]
+                }
+            }
+        );
+        assert_eq!(
+            parse(&["book", "serve"]).unwrap(),
+            Commands::Book {
+                command: BookCommand::Serve { args: vec![] }
+            }
+        );
+        assert_eq!(
+            parse(&["book", "build"]).unwrap(),
+            Commands::Book {
+                command: BookCommand::Build
+            }
+        );
+        let err = parse(&["book", "build", "extra"]).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::UnknownArgument);
+        assert_eq!(err.exit_code(), 2);
+    }
+
+    #[test]
+    fn exercise_commands_parse() {
+        assert_eq!(
+            exercise(&["start", "stage5"]),
+            ExerciseCommand::Start {
+                target: "stage5".into(),
+                force: false
+            }
+        );
+        assert_eq!(
+            exercise(&["start", "--force", "ex1-split-key"]),
+            ExerciseCommand::Start {
+                target: "ex1-split-key".into(),
+                force: true
+            }
+        );
+        assert_eq!(exercise(&["next"]), ExerciseCommand::Next);
+        assert_eq!(
+            exercise(&["check"]),
+            ExerciseCommand::Check { target: None }
+        );
+        assert_eq!(
+            exercise(&["check", "stage5-storage"]),
+            ExerciseCommand::Check {
+                target: Some("stage5-storage".into())
+            }
+        );
+        assert_eq!(exercise(&["hint"]), ExerciseCommand::Hint { id: None });
+        assert_eq!(
+            exercise(&["solution", "ex2-pop"]),
+            ExerciseCommand::Solution {
+                id: "ex2-pop".into()
+            }
+        );
+        assert_eq!(
+            exercise(&["reset", "2"]),
+            ExerciseCommand::Reset { target: "2".into() }
+        );
+        assert_eq!(
+            exercise(&["schedule", "--check"]),
+            ExerciseCommand::Schedule { check: true }
+        );
+        assert_eq!(
+            exercise(&["verify", "--timeout", "5", "ex1-a", "--jobs", "1", "stage2"]),
+            ExerciseCommand::Verify {
+                timeout: 5,
+                jobs: 1,
+                targets: vec!["ex1-a".into(), "stage2".into()]
+            }
+        );
+        assert_eq!(
+            exercise(&["verify"]),
+            ExerciseCommand::Verify {
+                timeout: 60,
+                jobs: 2,
+                targets: vec![]
+            }
+        );
+    }
+
+    #[test]
+    fn usage_errors_exit_with_2() {
+        for args in [
+            &["exercise", "verify", "--timeout", "0"][..],
+            &["exercise", "verify", "--jobs", "0"],
+            &["exercise", "verify", "--fast"],
+            &["exercise", "solution"],
+            &["exercise", "start"],
+            &["exercise", "next", "extra"],
+            &["exercise", "schedule", "--chek"],
+            &["exercise", "begin"],
+            &["bok"],
+        ] {
+            let err = parse(args).unwrap_err();
+            assert_eq!(err.exit_code(), 2, "{args:?}: {err}");
+        }
+        let err = parse(&["exercise", "strat"]).unwrap_err().to_string();
+        assert!(err.contains("similar subcommand exists: 'start'"), "{err}");
+    }
 }

@@ -1,8 +1,14 @@
 //! `exercises.toml`: the list of exercises and the chapters they belong to, and its checks.
 //!
-//! The manifest is the only list of exercises. The regions themselves live in the reference
-//! crates; [`Manifest::check_against`] makes sure both agree: every entry's region exists and can
-//! be stubbed, and every `// ANCHOR: ex<N>-…` region in a stage crate has an entry.
+//! The manifest is the only list of exercises. The regions themselves live in the stage crates;
+//! [`Manifest::check_against`] makes sure both agree: every entry's crate is a workspace member
+//! and its region exists and can be stubbed, and every `// ANCHOR: ex<N>-…` region in a stage
+//! crate has an entry.
+//!
+//! A chapter names its stage by number (`stage = 5`); an exercise names the crate that holds its
+//! region (`crate = "stage5-storage"`), since a stage may span several crates. The number in the
+//! exercise's id (`ex5-…`), the number in its crate's name (`stage5-…`) and its chapter's stage
+//! must agree.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
@@ -11,6 +17,8 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use super::region;
+use super::suggest::did_you_mean;
+use crate::error::Error;
 
 /// The manifest's file name, at the workspace root.
 pub(crate) const FILE: &str = "exercises.toml";
@@ -31,8 +39,8 @@ pub(crate) struct Manifest {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Chapter {
-    /// The stage crate the chapter rebuilds, e.g. `stage1-store`.
-    pub(crate) stage: String,
+    /// The stage the chapter rebuilds, e.g. `5`; its exercises may lie in several crates.
+    pub(crate) stage: u32,
     /// The chapter's title as in SUMMARY.md, e.g. `1. The indexed store`.
     pub(crate) title: String,
     /// The chapter's page under `book/src`.
@@ -49,8 +57,9 @@ pub(crate) struct Chapter {
 pub(crate) struct Exercise {
     /// The region's anchor name, `ex<stage>-<name>`.
     pub(crate) id: String,
-    /// The stage crate, e.g. `stage1-store`.
-    pub(crate) stage: String,
+    /// The package holding the region, e.g. `stage5-storage`; its directory has the same name.
+    #[serde(rename = "crate")]
+    pub(crate) crate_name: String,
     /// The file holding the region, from the workspace root.
     pub(crate) file: String,
     /// A short title in the learner's words.
@@ -69,70 +78,101 @@ pub(crate) struct Exercise {
     pub(crate) minutes: u32,
 }
 
+impl Exercise {
+    /// The exercise's stage: the number in its crate's name (0 for a malformed name, which
+    /// [`Manifest::problems`] reports).
+    pub(crate) fn stage(&self) -> u32 {
+        stage_number(&self.crate_name).unwrap_or(0)
+    }
+
+    /// Whether one of this exercise's `also_breaks` filters may match `other`'s tests, i.e. the
+    /// manifest says that `other`'s tests use this region. Filters are substrings of test names,
+    /// so two filters overlap when either holds the other.
+    pub(crate) fn breaks_tests_of(&self, other: &Exercise) -> bool {
+        self.also_breaks
+            .iter()
+            .any(|filter| filter.contains(&other.tests) || other.tests.contains(filter.as_str()))
+    }
+}
+
 impl Manifest {
     /// Reads and checks `exercises.toml` in `root` (the checks that need no other file).
-    pub(crate) fn load(root: &Path) -> Result<Manifest, String> {
+    pub(crate) fn load(root: &Path) -> Result<Manifest, Error> {
         let path = root.join(FILE);
-        let text = fs::read_to_string(&path)
-            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-        let manifest = Manifest::parse(&text)?;
+        let text = fs::read_to_string(&path).map_err(Error::io("read", &path))?;
+        let manifest = Manifest::parse(&text).map_err(|source| Error::Toml {
+            path: PathBuf::from(FILE),
+            source,
+        })?;
         let problems = manifest.problems();
         if problems.is_empty() {
             Ok(manifest)
         } else {
-            Err(format!("{FILE} is not valid:\n  {}", problems.join("\n  ")))
+            Err(Error::Manifest {
+                what: format!("{FILE} is not valid"),
+                problems,
+            })
         }
     }
 
     /// Parses the manifest's text without checking it.
-    pub(crate) fn parse(text: &str) -> Result<Manifest, String> {
-        toml::from_str(text).map_err(|e| format!("{FILE}: {e}"))
+    pub(crate) fn parse(text: &str) -> Result<Manifest, toml::de::Error> {
+        toml::from_str(text)
     }
 
     /// Everything wrong with the manifest on its own, one message each.
     pub(crate) fn problems(&self) -> Vec<String> {
         let mut problems = Vec::new();
-        let mut ids = BTreeSet::new();
-        let mut chapter_stages = Vec::new();
+        let mut chapter_stages: Vec<u32> = Vec::new();
         for chapter in &self.chapters {
-            if chapter_stages.contains(&chapter.stage.as_str()) {
-                problems.push(format!("chapter for `{}` appears twice", chapter.stage));
-            }
-            chapter_stages.push(chapter.stage.as_str());
-            if stage_number(&chapter.stage).is_none() {
+            if chapter.stage == 0 {
                 problems.push(format!(
-                    "chapter stage `{}` is not a stage crate name like `stage1-store`",
-                    chapter.stage
+                    "chapter `{}`: `stage` must be a stage number, 1 or more",
+                    chapter.title
+                ));
+            } else if chapter_stages.contains(&chapter.stage) {
+                problems.push(format!(
+                    "chapter `{}`: another chapter already has `stage = {}`",
+                    chapter.title, chapter.stage
                 ));
             }
+            chapter_stages.push(chapter.stage);
         }
+        let mut ids = BTreeSet::new();
         let mut last_chapter = 0;
         for ex in &self.exercises {
             let at = |what: String| format!("exercise `{}`: {what}", ex.id);
             if !ids.insert(ex.id.as_str()) {
                 problems.push(at("the id appears twice".into()));
             }
-            match (region::exercise_stage(&ex.id), stage_number(&ex.stage)) {
+            let id_stage = region::exercise_stage(&ex.id);
+            let crate_stage = stage_number(&ex.crate_name);
+            match (id_stage, crate_stage) {
                 (None, _) => problems.push(at("the id must look like `ex<stage>-<name>`".into())),
-                (Some(n), Some(m)) if n != m => problems.push(at(format!(
-                    "the id says stage {n} but `stage` is `{}`",
-                    ex.stage
-                ))),
                 (_, None) => problems.push(at(format!(
-                    "`stage = \"{}\"` is not a stage crate name like `stage1-store`",
-                    ex.stage
+                    "`crate = \"{}\"` is not a stage crate name like `stage1-store`",
+                    ex.crate_name
+                ))),
+                (Some(n), Some(m)) if n != m => problems.push(at(format!(
+                    "the id says stage {n}, but `crate = \"{}\"` is a stage {m} crate",
+                    ex.crate_name
                 ))),
                 _ => {}
             }
-            if !ex.file.starts_with(&format!("{}/", ex.stage)) {
-                problems.push(at(format!("`file` must lie in `{}/`", ex.stage)));
+            if !ex.file.starts_with(&format!("{}/", ex.crate_name)) {
+                problems.push(at(format!(
+                    "`file` must lie in the crate's directory, `{}/`",
+                    ex.crate_name
+                )));
             }
-            match chapter_stages.iter().position(|s| *s == ex.stage) {
-                None => problems.push(at(format!("no `[[chapter]]` for `{}`", ex.stage))),
-                Some(index) if index < last_chapter => problems.push(at(
-                    "out of book order: it comes after an exercise of a later chapter".into(),
-                )),
-                Some(index) => last_chapter = index,
+            if let Some(stage) = crate_stage.or(id_stage) {
+                match chapter_stages.iter().position(|s| *s == stage) {
+                    None => problems.push(at(format!("no `[[chapter]]` has `stage = {stage}`"))),
+                    Some(index) if index < last_chapter => problems.push(at(
+                        "out of book order: it comes after an exercise of a later chapter".into(),
+                    )),
+                    Some(index) => last_chapter = index,
+                }
             }
             if ex.title.trim().is_empty() {
                 problems.push(at("`title` is empty".into()));
@@ -159,31 +199,55 @@ impl Manifest {
         problems
     }
 
-    /// Checks the manifest against the workspace in `root`: every region exists and can be
-    /// stubbed, and every exercise region in the stage crates has an entry. With `only` (exercise
-    /// ids), just those exercises and the regions of their stage crates. Returns notes that do
-    /// not fail the check: book pages that do not exist yet (a chapter may land after its crate).
-    pub(crate) fn check_against(
+    /// The exercises (all, or those in `only`) whose crate is not among the workspace's
+    /// `members`, one message per crate.
+    pub(crate) fn member_problems(
         &self,
-        root: &Path,
+        members: &[String],
         only: Option<&BTreeSet<&str>>,
-    ) -> Result<Vec<String>, String> {
-        let mut problems = Vec::new();
-        let mut notes = Vec::new();
-        let stages: BTreeSet<&str> = self
-            .exercises
-            .iter()
-            .filter(|ex| only.is_none_or(|ids| ids.contains(ex.id.as_str())))
-            .map(|ex| ex.stage.as_str())
-            .collect();
-        let wanted = |stage: &str| only.is_none() || stages.contains(stage);
+    ) -> Vec<String> {
+        let mut missing: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
         for ex in self
             .exercises
             .iter()
             .filter(|ex| only.is_none_or(|ids| ids.contains(ex.id.as_str())))
+            .filter(|ex| !members.contains(&ex.crate_name))
         {
-            let path = root.join(&ex.file);
-            match fs::read_to_string(&path) {
+            missing.entry(&ex.crate_name).or_default().push(&ex.id);
+        }
+        missing
+            .into_iter()
+            .map(|(name, ids)| {
+                format!(
+                    "crate `{name}` (of {}) is not a member of the workspace: add it to \
+                     `[workspace] members` in the root Cargo.toml, or fix `crate`",
+                    ids.join(", ")
+                )
+            })
+            .collect()
+    }
+
+    /// Checks the manifest against the workspace in `root`: every exercise's crate is a member,
+    /// every region exists and can be stubbed, and every exercise region in the stage crates
+    /// has an entry. With `only` (exercise ids), just those exercises and the regions of their
+    /// crates. Returns notes that do not fail the check: book pages that do not exist yet (a
+    /// chapter may land after its crate).
+    pub(crate) fn check_against(
+        &self,
+        root: &Path,
+        only: Option<&BTreeSet<&str>>,
+    ) -> Result<Vec<String>, Error> {
+        let mut problems = self.member_problems(&workspace_members(root)?, only);
+        let mut notes = Vec::new();
+        let selected: Vec<&Exercise> = self
+            .exercises
+            .iter()
+            .filter(|ex| only.is_none_or(|ids| ids.contains(ex.id.as_str())))
+            .collect();
+        let crates: BTreeSet<&str> = selected.iter().map(|ex| ex.crate_name.as_str()).collect();
+        let stages: BTreeSet<u32> = selected.iter().map(|ex| ex.stage()).collect();
+        for ex in &selected {
+            match fs::read_to_string(root.join(&ex.file)) {
                 Err(e) => problems.push(format!(
                     "exercise `{}`: cannot read {}: {e}",
                     ex.id, ex.file
@@ -195,17 +259,21 @@ impl Manifest {
                 }
             }
         }
-        for chapter in self.chapters.iter().filter(|c| wanted(&c.stage)) {
+        for chapter in self
+            .chapters
+            .iter()
+            .filter(|c| only.is_none() || stages.contains(&c.stage))
+        {
             let mut pages = vec![chapter.page.as_str(), chapter.exercises_page.as_str()];
             pages.extend(
-                self.stage_exercises(&chapter.stage)
+                self.stage_exercises(chapter.stage)
                     .map(|ex| ex.page.split('#').next().unwrap_or("")),
             );
             pages.dedup();
             for page in pages {
                 if !root.join("book/src").join(page).is_file() {
                     let note = format!(
-                        "{}: book page book/src/{page} does not exist yet",
+                        "stage {}: book page book/src/{page} does not exist yet",
                         chapter.stage
                     );
                     if !notes.contains(&note) {
@@ -220,7 +288,8 @@ impl Manifest {
             .map(|ex| (ex.id.as_str(), ex.file.as_str()))
             .collect();
         for (file, id, line) in regions_in_stages(root)? {
-            if !wanted(file.split('/').next().unwrap_or("")) {
+            let crate_dir = file.split('/').next().unwrap_or("");
+            if only.is_some() && !crates.contains(crate_dir) {
                 continue;
             }
             match known.get(id.as_str()) {
@@ -236,29 +305,36 @@ impl Manifest {
         if problems.is_empty() {
             Ok(notes)
         } else {
-            Err(format!(
-                "{FILE} and the code disagree:\n  {}",
-                problems.join("\n  ")
-            ))
+            Err(Error::Manifest {
+                what: format!("{FILE} and the workspace disagree"),
+                problems,
+            })
         }
     }
 
     /// The message of an exercise's stub: `todo!("<id>: <title> — see the book, <page>")`, where
     /// the page is the exercise's section on its chapter's exercises page.
     pub(crate) fn todo_message(&self, ex: &Exercise) -> String {
-        let page = match self.chapter(&ex.stage) {
+        let page = match self.chapter(ex.stage()) {
             Some(chapter) => format!("{}#{}", chapter.exercises_page, ex.id),
             None => ex.page.clone(),
         };
         format!("{}: {} — see the book, {page}", ex.id, ex.title)
     }
 
-    /// The exercises of one stage crate, in book order.
-    pub(crate) fn stage_exercises<'a>(
+    /// The exercises of one stage, in book order (across the stage's crates).
+    pub(crate) fn stage_exercises(&self, stage: u32) -> impl Iterator<Item = &Exercise> {
+        self.exercises.iter().filter(move |ex| ex.stage() == stage)
+    }
+
+    /// The exercises of one crate, in book order.
+    pub(crate) fn crate_exercises<'a>(
         &'a self,
-        stage: &'a str,
+        crate_name: &'a str,
     ) -> impl Iterator<Item = &'a Exercise> {
-        self.exercises.iter().filter(move |ex| ex.stage == stage)
+        self.exercises
+            .iter()
+            .filter(move |ex| ex.crate_name == crate_name)
     }
 
     /// The exercise with this id.
@@ -266,35 +342,100 @@ impl Manifest {
         self.exercises.iter().find(|ex| ex.id == id)
     }
 
-    /// The chapter of a stage crate.
-    pub(crate) fn chapter(&self, stage: &str) -> Option<&Chapter> {
+    /// The exercise with this id, or a usage error that suggests the id the learner may have
+    /// meant.
+    pub(crate) fn find_exercise(&self, id: &str) -> Result<&Exercise, Error> {
+        self.exercise(id).ok_or_else(|| {
+            let suggestion = did_you_mean(id, self.exercises.iter().map(|ex| ex.id.as_str()));
+            Error::Usage(match suggestion {
+                Some(near) => format!("no exercise `{id}`; did you mean `{near}`?"),
+                None if self.stage_exercises_by_name(id).is_some() => format!(
+                    "`{id}` is a stage; this command takes one exercise id, like `{}`",
+                    self.exercises
+                        .first()
+                        .map_or("ex1-split-key", |ex| ex.id.as_str())
+                ),
+                None => format!(
+                    "no exercise `{id}`; ids look like `ex1-split-key` (see {FILE}, or the \
+                     exercises page of each chapter)"
+                ),
+            })
+        })
+    }
+
+    /// The stage a `stageN` or `N` argument names, if it has exercises.
+    fn stage_exercises_by_name(&self, arg: &str) -> Option<u32> {
+        let number = arg
+            .strip_prefix("stage")
+            .unwrap_or(arg)
+            .parse::<u32>()
+            .ok()?;
+        self.stage_exercises(number).next().map(|_| number)
+    }
+
+    /// The chapter of a stage.
+    pub(crate) fn chapter(&self, stage: u32) -> Option<&Chapter> {
         self.chapters.iter().find(|c| c.stage == stage)
     }
 
-    /// The stage crates that have exercises, in book order.
-    pub(crate) fn stages(&self) -> Vec<&str> {
-        let mut stages: Vec<&str> = Vec::new();
+    /// The stages that have exercises, in book order.
+    pub(crate) fn stages(&self) -> Vec<u32> {
+        let mut stages: Vec<u32> = Vec::new();
         for ex in &self.exercises {
-            if !stages.contains(&ex.stage.as_str()) {
-                stages.push(&ex.stage);
+            if !stages.contains(&ex.stage()) {
+                stages.push(ex.stage());
             }
         }
         stages
     }
+
+    /// The crates that hold exercises, in the order of their first exercise.
+    pub(crate) fn crates(&self) -> Vec<&str> {
+        let mut crates: Vec<&str> = Vec::new();
+        for ex in &self.exercises {
+            if !crates.contains(&ex.crate_name.as_str()) {
+                crates.push(&ex.crate_name);
+            }
+        }
+        crates
+    }
+
+    /// The exercises of `ex`'s stage that come before it, in book order.
+    pub(crate) fn earlier_in_stage(&self, ex: &Exercise) -> Vec<&Exercise> {
+        self.exercises
+            .iter()
+            .take_while(|other| other.id != ex.id)
+            .filter(|other| other.stage() == ex.stage())
+            .collect()
+    }
+
+    /// The exercises of `ex`'s stage that come after it and whose `also_breaks` say that they
+    /// break `ex`'s tests: while one of them is unsolved, some of `ex`'s tests stay red.
+    pub(crate) fn later_needed_by(&self, ex: &Exercise) -> Vec<&Exercise> {
+        self.exercises
+            .iter()
+            .skip_while(|other| other.id != ex.id)
+            .skip(1)
+            .filter(|later| later.stage() == ex.stage() && later.breaks_tests_of(ex))
+            .collect()
+    }
 }
 
 /// The number in a stage crate's name: `stage12-x` → 12.
-pub(crate) fn stage_number(stage: &str) -> Option<u32> {
-    let rest = stage.strip_prefix("stage")?;
+pub(crate) fn stage_number(name: &str) -> Option<u32> {
+    let rest = name.strip_prefix("stage")?;
     let digits = rest.find('-')?;
-    if digits == 0 || rest.len() == digits + 1 {
+    if digits == 0
+        || rest.len() == digits + 1
+        || !rest[..digits].bytes().all(|b| b.is_ascii_digit())
+    {
         return None;
     }
     rest[..digits].parse().ok()
 }
 
 /// The workspace's members, as listed in the root `Cargo.toml`.
-pub(crate) fn workspace_members(root: &Path) -> Result<Vec<String>, String> {
+pub(crate) fn workspace_members(root: &Path) -> Result<Vec<String>, Error> {
     #[derive(Deserialize)]
     struct Root {
         workspace: Workspace,
@@ -304,34 +445,40 @@ pub(crate) fn workspace_members(root: &Path) -> Result<Vec<String>, String> {
         members: Vec<String>,
     }
     let path = root.join("Cargo.toml");
-    let text =
-        fs::read_to_string(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    let parsed: Root = toml::from_str(&text).map_err(|e| format!("Cargo.toml: {e}"))?;
+    let text = fs::read_to_string(&path).map_err(Error::io("read", &path))?;
+    let parsed: Root = toml::from_str(&text).map_err(|source| Error::Toml { path, source })?;
     Ok(parsed.workspace.members)
 }
 
-/// The workspace members whose directory name is a stage crate name (`stage<N>-…`), sorted.
-pub(crate) fn stage_crates(root: &Path) -> Result<Vec<String>, String> {
-    let mut stages: Vec<String> = workspace_members(root)?
+/// The stage crates among the workspace's `members`: those whose name (a top-level directory)
+/// starts `stage<N>-`, several per stage possible, sorted by stage and otherwise in member
+/// order.
+pub(crate) fn stage_crates_of(members: Vec<String>) -> Vec<String> {
+    let mut stages: Vec<String> = members
         .into_iter()
         .filter(|m| stage_number(m).is_some() && !m.contains('/'))
         .collect();
     stages.sort_by_key(|s| stage_number(s));
-    Ok(stages)
+    stages
 }
 
-/// Every exercise region in the stage crates: `(file from root, id, line)`, in path order.
-pub(crate) fn regions_in_stages(root: &Path) -> Result<Vec<(String, String, usize)>, String> {
+/// The workspace's stage crates (see [`stage_crates_of`]).
+pub(crate) fn stage_crates(root: &Path) -> Result<Vec<String>, Error> {
+    Ok(stage_crates_of(workspace_members(root)?))
+}
+
+/// Every exercise region in the stage crates: `(file from root, id, line)`, in path order. A
+/// member whose directory does not exist (yet) has none.
+pub(crate) fn regions_in_stages(root: &Path) -> Result<Vec<(String, String, usize)>, Error> {
     let mut files = Vec::new();
     for stage in stage_crates(root)? {
-        collect_rust_files(&root.join(&stage), &mut files)
-            .map_err(|e| format!("cannot list {stage}: {e}"))?;
+        let dir = root.join(&stage);
+        collect_rust_files(&dir, &mut files).map_err(Error::io("list", &dir))?;
     }
     files.sort();
     let mut found = Vec::new();
     for file in files {
-        let text = fs::read_to_string(&file)
-            .map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+        let text = fs::read_to_string(&file).map_err(Error::io("read", &file))?;
         let relative = file
             .strip_prefix(root)
             .unwrap_or(&file)
@@ -365,40 +512,91 @@ fn collect_rust_files(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()>
 /// What a learner named on the command line.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Target<'a> {
-    /// A whole stage crate.
-    Stage(&'a str),
+    /// A whole stage, all its crates: `stage5` or `5`.
+    Stage(u32),
+    /// One crate of a stage: `stage5-storage`.
+    Crate(String),
     /// One exercise.
     Exercise(&'a Exercise),
 }
 
 impl Manifest {
-    /// Resolves `stage1`, `1`, `stage1-store` or an exercise id. `stages` are the workspace's
-    /// stage crates, so that a stage without exercises gets a clear message.
+    /// Resolves `stage1`, `1`, a stage crate's name such as `stage5-storage`, or an exercise id.
+    /// `stage_crates` are the workspace's stage crates, so that a stage or crate without
+    /// exercises gets a clear message. Anything else is a usage error that suggests what the
+    /// learner may have meant.
     pub(crate) fn resolve<'a>(
         &'a self,
         arg: &str,
-        stages: &[String],
-    ) -> Result<Target<'a>, String> {
+        stage_crates: &[String],
+    ) -> Result<Target<'a>, Error> {
         if let Some(ex) = self.exercise(arg) {
             return Ok(Target::Exercise(ex));
         }
+        let listed_crate = self.exercises.iter().any(|ex| ex.crate_name == arg);
+        if listed_crate {
+            return Ok(Target::Crate(arg.to_string()));
+        }
+        if stage_crates.iter().any(|c| c == arg) {
+            let stage = stage_number(arg).unwrap_or(0);
+            let others = self
+                .crates()
+                .into_iter()
+                .filter(|c| stage_number(c) == Some(stage))
+                .collect::<Vec<_>>();
+            return Err(Error::Usage(if others.is_empty() {
+                format!("{arg} has no exercises yet")
+            } else {
+                format!(
+                    "{arg} has no exercises; stage {stage}'s are in {} (or name the whole stage: \
+                     `stage{stage}`)",
+                    others.join(", ")
+                )
+            }));
+        }
         let number = arg.strip_prefix("stage").unwrap_or(arg).parse::<u32>().ok();
-        let stage = stages
-            .iter()
-            .find(|s| s.as_str() == arg || number.is_some() && stage_number(s) == number);
-        match stage {
-            Some(stage) => match self.exercises.iter().find(|ex| &ex.stage == stage) {
-                Some(ex) => Ok(Target::Stage(&ex.stage)),
-                None => Err(format!("{stage} has no exercises yet")),
-            },
-            None => {
-                let ids: Vec<&str> = self.exercises.iter().map(|e| e.id.as_str()).collect();
-                Err(format!(
-                    "`{arg}` is neither a stage (e.g. `stage1`, `1` or `stage1-store`) nor an \
-                     exercise id ({})",
-                    ids.join(", ")
-                ))
+        if let Some(stage) = number {
+            if self.stage_exercises(stage).next().is_some() {
+                return Ok(Target::Stage(stage));
             }
+            if stage_crates.iter().any(|c| stage_number(c) == Some(stage))
+                || self.chapter(stage).is_some()
+            {
+                return Err(Error::Usage(format!("stage {stage} has no exercises yet")));
+            }
+        }
+        let stage_names: Vec<String> = self.stages().iter().map(|n| format!("stage{n}")).collect();
+        let candidates = self
+            .exercises
+            .iter()
+            .map(|ex| ex.id.as_str())
+            .chain(stage_crates.iter().map(String::as_str))
+            .chain(stage_names.iter().map(String::as_str));
+        Err(Error::Usage(match did_you_mean(arg, candidates) {
+            Some(near) => format!("no exercise or stage `{arg}`; did you mean `{near}`?"),
+            None => format!(
+                "`{arg}` is neither an exercise id (like `ex1-split-key`) nor a stage (the stages \
+                 with exercises are {}; a stage may also be named by number, or by one of its \
+                 crates, like `stage1-store`)",
+                stage_names.join(", ")
+            ),
+        }))
+    }
+
+    /// The exercises a target names, in book order.
+    pub(crate) fn exercises_of(&self, target: &Target<'_>) -> Vec<&Exercise> {
+        match target {
+            Target::Exercise(ex) => self
+                .exercises
+                .iter()
+                .filter(|listed| listed.id == ex.id)
+                .collect(),
+            Target::Crate(name) => self
+                .exercises
+                .iter()
+                .filter(|ex| ex.crate_name == *name)
+                .collect(),
+            Target::Stage(stage) => self.stage_exercises(*stage).collect(),
         }
     }
 }
@@ -409,15 +607,22 @@ mod tests {
 
     const GOOD: &str = r#"
 [[chapter]]
-stage = "stage1-store"
+stage = 1
 title = "1. The indexed store"
 page = "stage1/index.md"
 exercises_page = "stage1/exercises.md"
 minutes = 30
 
+[[chapter]]
+stage = 5
+title = "5. The watch cache"
+page = "stage5/index.md"
+exercises_page = "stage5/exercises.md"
+minutes = 60
+
 [[exercise]]
 id = "ex1-split-key"
-stage = "stage1-store"
+crate = "stage1-store"
 file = "stage1-store/src/store.rs"
 title = "Split a key"
 page = "stage1/index.md#keys"
@@ -427,34 +632,121 @@ minutes = 10
 
 [[exercise]]
 id = "ex1-update-index"
-stage = "stage1-store"
+crate = "stage1-store"
 file = "stage1-store/src/thread_safe_store.rs"
 title = "Update an index"
 page = "stage1/index.md"
 tests = "ex1_update_index"
-also_breaks = ["store_scenarios::"]
+also_breaks = ["store_scenarios::", "ex1_split_key::"]
 hints = ["one", "two", "three"]
 minutes = 20
+
+[[exercise]]
+id = "ex5-transform"
+crate = "stage5-storage"
+file = "stage5-storage/src/etcd3/watcher.rs"
+title = "Transform"
+page = "stage5/storage.md"
+tests = "ex5_transform"
+hints = ["one", "two"]
+minutes = 10
+
+[[exercise]]
+id = "ex5-resize"
+crate = "stage5-cacher"
+file = "stage5-cacher/src/watch_cache.rs"
+title = "Resize"
+page = "stage5/cacher.md"
+tests = "ex5_resize"
+hints = ["one", "two"]
+minutes = 10
 "#;
+
+    fn good() -> Manifest {
+        Manifest::parse(GOOD).unwrap()
+    }
+
+    fn stage_crates() -> Vec<String> {
+        stage_crates_of(
+            [
+                "stage1-store",
+                "stage4-shared-informer",
+                "apimachinery",
+                "stage5-storage",
+                "stage5-cacher",
+                "stage5-apiserver",
+                "tools/watch-fanout",
+                "xtask",
+            ]
+            .map(String::from)
+            .to_vec(),
+        )
+    }
 
     #[test]
     fn a_good_manifest_parses_and_passes() {
-        let manifest = Manifest::parse(GOOD).unwrap();
+        let manifest = good();
         assert_eq!(manifest.problems(), Vec::<String>::new());
-        assert_eq!(manifest.exercises.len(), 2);
-        assert_eq!(manifest.exercises[1].also_breaks, ["store_scenarios::"]);
+        assert_eq!(manifest.exercises.len(), 4);
+        assert_eq!(manifest.chapters[1].stage, 5);
+        assert_eq!(manifest.exercises[2].crate_name, "stage5-storage");
+        assert_eq!(manifest.exercises[2].stage(), 5);
         assert!(manifest.exercises[0].also_breaks.is_empty());
-        assert_eq!(manifest.stages(), ["stage1-store"]);
+        assert_eq!(manifest.stages(), [1, 5]);
+        assert_eq!(
+            manifest.crates(),
+            ["stage1-store", "stage5-storage", "stage5-cacher"]
+        );
         assert_eq!(
             manifest.todo_message(&manifest.exercises[0]),
             "ex1-split-key: Split a key — see the book, stage1/exercises.md#ex1-split-key"
         );
+        let ids = |exercises: Vec<&Exercise>| -> Vec<String> {
+            exercises.iter().map(|ex| ex.id.clone()).collect()
+        };
+        assert_eq!(
+            ids(manifest.stage_exercises(5).collect()),
+            ["ex5-transform", "ex5-resize"]
+        );
+        assert_eq!(
+            ids(manifest.earlier_in_stage(&manifest.exercises[3])),
+            ["ex5-transform"]
+        );
+        assert_eq!(
+            ids(manifest.earlier_in_stage(&manifest.exercises[0])),
+            Vec::<String>::new()
+        );
+    }
+
+    #[test]
+    fn stage_crates_are_every_stage_member() {
+        assert_eq!(
+            stage_crates(),
+            [
+                "stage1-store",
+                "stage4-shared-informer",
+                "stage5-storage",
+                "stage5-cacher",
+                "stage5-apiserver"
+            ]
+        );
+    }
+
+    #[test]
+    fn the_old_format_is_refused() {
+        let old = GOOD.replacen("stage = 1", "stage = \"stage1-store\"", 1);
+        let err = Manifest::parse(&old).unwrap_err().to_string();
+        assert!(err.contains("invalid type"), "{err}");
+        let old = GOOD.replace("crate = \"stage1-store\"", "stage = \"stage1-store\"");
+        let err = Manifest::parse(&old).unwrap_err().to_string();
+        assert!(err.contains("unknown field `stage`"), "{err}");
     }
 
     #[test]
     fn unknown_fields_are_refused() {
-        let err = Manifest::parse(&GOOD.replace("minutes = 10", "minutes = 10\nhint = \"x\""))
-            .unwrap_err();
+        let err = Manifest::parse(&GOOD.replace("minutes = 20", "minutes = 20\nhint = \"x\""))
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("unknown field"), "{err}");
     }
 
@@ -463,67 +755,66 @@ minutes = 20
         let bad = GOOD
             .replace("id = \"ex1-update-index\"", "id = \"ex2-split-key\"")
             .replace("tests = \"ex1_update_index\"", "tests = \"\"")
-            .replace("hints = [\"one\", \"two\"]", "hints = [\"one\"]")
+            .replace(
+                "hints = [\"one\", \"two\"]\nminutes = 10\n\n[[exercise]]\nid = \"ex2",
+                "hints = [\"one\"]\nminutes = 10\n\n[[exercise]]\nid = \"ex2",
+            )
             .replace("minutes = 20", "minutes = 0")
             .replace(
                 "file = \"stage1-store/src/thread_safe_store.rs\"",
                 "file = \"src/x.rs\"",
-            );
+            )
+            .replace("crate = \"stage5-cacher\"", "crate = \"cacher\"");
         let problems = Manifest::parse(&bad).unwrap().problems();
         assert_eq!(
             problems,
             [
                 "exercise `ex1-split-key`: needs 2 or 3 hints, has 1",
-                "exercise `ex2-split-key`: the id says stage 2 but `stage` is `stage1-store`",
-                "exercise `ex2-split-key`: `file` must lie in `stage1-store/`",
+                "exercise `ex2-split-key`: the id says stage 2, but `crate = \"stage1-store\"` is a stage 1 crate",
+                "exercise `ex2-split-key`: `file` must lie in the crate's directory, `stage1-store/`",
                 "exercise `ex2-split-key`: `tests` is empty",
                 "exercise `ex2-split-key`: `tests` must carry the id, as in \"ex2_split_key\"",
                 "exercise `ex2-split-key`: `minutes` must be more than 0",
+                "exercise `ex5-resize`: `crate = \"cacher\"` is not a stage crate name like `stage1-store`",
+                "exercise `ex5-resize`: `file` must lie in the crate's directory, `cacher/`",
             ]
         );
     }
 
     #[test]
-    fn duplicate_ids_and_missing_chapters_are_problems() {
-        let bad = GOOD.replace("ex1-update-index", "ex1-split-key").replace(
-            "exercises_page = \"stage1/exercises.md\"\nminutes = 30\n",
-            "exercises_page = \"stage1/exercises.md\"\nminutes = 30\n\n[[chapter]]\nstage = \"stage2-deltafifo\"\n\
-             title = \"2\"\npage = \"p\"\nexercises_page = \"q\"\nminutes = 1\n",
-        );
-        let mut text = bad.clone();
+    fn duplicate_ids_chapters_and_missing_chapters_are_problems() {
+        let mut text = GOOD
+            .replace("ex1-update-index", "ex1-split-key")
+            .replace("stage = 5", "stage = 1");
         text.push_str(
-            "\n[[exercise]]\nid = \"ex3-a\"\nstage = \"stage3-reflector\"\nfile = \"stage3-reflector/src/a.rs\"\n\
+            "\n[[exercise]]\nid = \"ex3-a\"\ncrate = \"stage3-reflector\"\nfile = \"stage3-reflector/src/a.rs\"\n\
              title = \"A\"\npage = \"p\"\ntests = \"ex3_a\"\nhints = [\"a\", \"b\"]\nminutes = 5\n",
         );
         let problems = Manifest::parse(&text).unwrap().problems();
+        for expected in [
+            "chapter `5. The watch cache`: another chapter already has `stage = 1`",
+            "exercise `ex1-split-key`: the id appears twice",
+            "exercise `ex1-split-key`: `tests` must carry the id, as in \"ex1_split_key\"",
+            "exercise `ex5-transform`: no `[[chapter]]` has `stage = 5`",
+            "exercise `ex3-a`: no `[[chapter]]` has `stage = 3`",
+        ] {
+            assert!(
+                problems.contains(&expected.to_string()),
+                "{expected}\n{problems:#?}"
+            );
+        }
+        let zero = GOOD.replace("stage = 5", "stage = 0");
         assert!(
-            problems.contains(&"exercise `ex1-split-key`: the id appears twice".to_string()),
-            "{problems:?}"
-        );
-        assert!(
-            problems.contains(
-                &"exercise `ex1-split-key`: `tests` must carry the id, as in \"ex1_split_key\""
-                    .to_string()
-            ),
-            "{problems:?}"
-        );
-        assert!(
-            problems
-                .contains(&"exercise `ex3-a`: no `[[chapter]]` for `stage3-reflector`".to_string()),
-            "{problems:?}"
+            Manifest::parse(&zero).unwrap().problems()[0]
+                .contains("`stage` must be a stage number, 1 or more")
         );
     }
 
     #[test]
     fn book_order_is_enforced() {
-        let text = GOOD.replace(
-            "exercises_page = \"stage1/exercises.md\"\nminutes = 30\n",
-            "exercises_page = \"stage1/exercises.md\"\nminutes = 30\n\n[[chapter]]\nstage = \"stage0-x\"\n\
-             title = \"0\"\npage = \"p\"\nexercises_page = \"q\"\nminutes = 1\n",
-        ) + "\n[[exercise]]\nid = \"ex0-a\"\nstage = \"stage0-x\"\nfile = \"stage0-x/a.rs\"\ntitle = \"A\"\n\
-             page = \"p\"\ntests = \"ex0_a\"\nhints = [\"a\", \"b\"]\nminutes = 5\n\n[[exercise]]\nid = \"ex1-late\"\n\
-             stage = \"stage1-store\"\nfile = \"stage1-store/a.rs\"\ntitle = \"A\"\npage = \"p\"\ntests = \"ex1_late\"\n\
-             hints = [\"a\", \"b\"]\nminutes = 5\n";
+        let text = GOOD.to_string()
+            + "\n[[exercise]]\nid = \"ex1-late\"\ncrate = \"stage1-store\"\nfile = \"stage1-store/a.rs\"\n\
+               title = \"A\"\npage = \"p\"\ntests = \"ex1_late\"\nhints = [\"a\", \"b\"]\nminutes = 5\n";
         let problems = Manifest::parse(&text).unwrap().problems();
         assert_eq!(
             problems,
@@ -534,31 +825,119 @@ minutes = 20
     }
 
     #[test]
-    fn targets_resolve() {
-        let manifest = Manifest::parse(GOOD).unwrap();
-        let stages = vec![
-            "stage1-store".to_string(),
-            "stage4-shared-informer".to_string(),
-        ];
-        for arg in ["stage1", "1", "stage1-store"] {
-            assert_eq!(
-                manifest.resolve(arg, &stages).unwrap(),
-                Target::Stage("stage1-store")
-            );
-        }
-        assert!(matches!(
-            manifest.resolve("ex1-split-key", &stages).unwrap(),
-            Target::Exercise(ex) if ex.id == "ex1-split-key"
-        ));
+    fn crates_must_be_members() {
+        let manifest = good();
+        let members = ["stage1-store", "stage5-cacher", "xtask"].map(String::from);
         assert_eq!(
-            manifest.resolve("stage4", &stages).unwrap_err(),
+            manifest.member_problems(&members, None),
+            [
+                "crate `stage5-storage` (of ex5-transform) is not a member of the workspace: add \
+                 it to `[workspace] members` in the root Cargo.toml, or fix `crate`"
+            ]
+        );
+        let only = BTreeSet::from(["ex1-split-key"]);
+        assert!(manifest.member_problems(&members, Some(&only)).is_empty());
+    }
+
+    #[test]
+    fn targets_resolve() {
+        let manifest = good();
+        let stages = stage_crates();
+        for arg in ["stage1", "1"] {
+            assert_eq!(manifest.resolve(arg, &stages).unwrap(), Target::Stage(1));
+        }
+        assert_eq!(
+            manifest.resolve("stage1-store", &stages).unwrap(),
+            Target::Crate("stage1-store".into())
+        );
+        let ids = |arg: &str| -> Vec<String> {
+            let target = manifest.resolve(arg, &stages).unwrap();
+            manifest
+                .exercises_of(&target)
+                .iter()
+                .map(|ex| ex.id.clone())
+                .collect()
+        };
+        assert_eq!(ids("stage5"), ["ex5-transform", "ex5-resize"]);
+        assert_eq!(ids("5"), ["ex5-transform", "ex5-resize"]);
+        assert_eq!(ids("stage5-storage"), ["ex5-transform"]);
+        assert_eq!(ids("stage5-cacher"), ["ex5-resize"]);
+        assert_eq!(ids("ex1-split-key"), ["ex1-split-key"]);
+        let usage = |arg: &str| -> String {
+            match manifest.resolve(arg, &stages) {
+                Err(Error::Usage(message)) => message,
+                other => panic!("{arg}: {other:?}"),
+            }
+        };
+        assert_eq!(usage("stage4"), "stage 4 has no exercises yet");
+        assert_eq!(
+            usage("stage4-shared-informer"),
             "stage4-shared-informer has no exercises yet"
         );
+        assert_eq!(
+            usage("stage5-apiserver"),
+            "stage5-apiserver has no exercises; stage 5's are in stage5-storage, stage5-cacher (or \
+             name the whole stage: `stage5`)"
+        );
+        assert_eq!(
+            usage("ex1-splt-key"),
+            "no exercise or stage `ex1-splt-key`; did you mean `ex1-split-key`?"
+        );
+        assert_eq!(
+            usage("stgae5"),
+            "no exercise or stage `stgae5`; did you mean `stage5`?"
+        );
+        assert_eq!(
+            usage("stage5-storag"),
+            "no exercise or stage `stage5-storag`; did you mean `stage5-storage`?"
+        );
         assert!(
-            manifest
-                .resolve("ex9", &stages)
-                .unwrap_err()
-                .contains("ex1-split-key, ex1-update-index")
+            usage("42").contains("the stages with exercises are stage1, stage5"),
+            "{}",
+            usage("42")
+        );
+        assert!(
+            !usage("42").contains("ex1-update-index"),
+            "no list of every id"
+        );
+    }
+
+    #[test]
+    fn exercise_ids_get_suggestions() {
+        let manifest = good();
+        let message = |id: &str| manifest.find_exercise(id).unwrap_err().to_string();
+        assert_eq!(
+            message("ex1-split-kye"),
+            "no exercise `ex1-split-kye`; did you mean `ex1-split-key`?"
+        );
+        assert!(message("stage1").contains("is a stage; this command takes one exercise id"));
+        assert!(message("zzz").starts_with("no exercise `zzz`; ids look like"));
+        assert_eq!(
+            manifest.find_exercise("ex5-resize").unwrap().id,
+            "ex5-resize"
+        );
+    }
+
+    #[test]
+    fn later_exercises_that_break_earlier_tests() {
+        let text = GOOD.replace(
+            "tests = \"ex1_split_key\"\nhints",
+            "tests = \"ex1_split_key\"\nalso_breaks = [\"ex1_update_index::\"]\nhints",
+        );
+        let manifest = Manifest::parse(&text).unwrap();
+        let split = &manifest.exercises[0];
+        let update = &manifest.exercises[1];
+        assert!(update.breaks_tests_of(split));
+        assert!(split.breaks_tests_of(update));
+        let later: Vec<&str> = manifest
+            .later_needed_by(split)
+            .iter()
+            .map(|ex| ex.id.as_str())
+            .collect();
+        assert_eq!(later, ["ex1-update-index"]);
+        assert!(
+            manifest.later_needed_by(update).is_empty(),
+            "only later ones count"
         );
     }
 
@@ -568,6 +947,7 @@ minutes = 20
         assert_eq!(stage_number("stage12-x"), Some(12));
         assert_eq!(stage_number("stage-x"), None);
         assert_eq!(stage_number("stage1-"), None);
+        assert_eq!(stage_number("stage+1-x"), None);
         assert_eq!(stage_number("xtask"), None);
     }
 }

@@ -16,6 +16,7 @@ use std::fs;
 use std::path::Path;
 
 use super::manifest::{Exercise, Manifest};
+use crate::error::Error;
 
 /// The opening marker of an exercise's hints block.
 fn begin(id: &str) -> String {
@@ -44,20 +45,20 @@ pub(crate) fn hints_block(ex: &Exercise) -> String {
     out
 }
 
-/// `text` with every listed exercise's hints block regenerated. Fails naming an exercise whose
-/// markers are missing.
-pub(crate) fn regenerate(text: &str, exercises: &[&Exercise]) -> Result<String, String> {
+/// `text` (the page `rel`) with every listed exercise's hints block regenerated. Fails naming
+/// an exercise whose markers are missing.
+pub(crate) fn regenerate(text: &str, rel: &str, exercises: &[&Exercise]) -> Result<String, Error> {
     let mut out = text.to_string();
     for ex in exercises {
         let (open, close) = (begin(&ex.id), end(&ex.id));
         let start = out
             .find(&open)
-            .ok_or_else(|| format!("no `{open}` line for {}", ex.id))?
+            .ok_or_else(|| Error::Check(format!("{rel}: no `{open}` line for {}", ex.id)))?
             + open.len();
         let stop = out[start..]
             .find(&close)
             .map(|at| start + at)
-            .ok_or_else(|| format!("no `{close}` line after `{open}`"))?;
+            .ok_or_else(|| Error::Check(format!("{rel}: no `{close}` line after `{open}`")))?;
         out.replace_range(start..stop, &format!("\n{}", hints_block(ex)));
     }
     Ok(out)
@@ -69,7 +70,7 @@ pub(crate) fn update(
     root: &Path,
     manifest: &Manifest,
     check: bool,
-) -> Result<(Vec<String>, Vec<String>), String> {
+) -> Result<(Vec<String>, Vec<String>), Error> {
     let mut changed = Vec::new();
     let mut notes = Vec::new();
     for chapter in &manifest.chapters {
@@ -83,13 +84,13 @@ pub(crate) fn update(
                 ));
                 continue;
             }
-            Err(e) => return Err(format!("cannot read {rel}: {e}")),
+            Err(e) => return Err(Error::io("read", path)(e)),
         };
-        let exercises: Vec<&Exercise> = manifest.stage_exercises(&chapter.stage).collect();
-        let updated = regenerate(&text, &exercises).map_err(|e| format!("{rel}: {e}"))?;
+        let exercises: Vec<&Exercise> = manifest.stage_exercises(chapter.stage).collect();
+        let updated = regenerate(&text, &rel, &exercises)?;
         if updated != text {
             if !check {
-                fs::write(&path, &updated).map_err(|e| format!("cannot write {rel}: {e}"))?;
+                fs::write(&path, &updated).map_err(Error::io("write", &path))?;
             }
             changed.push(rel);
         }
@@ -104,7 +105,7 @@ mod tests {
     fn exercise() -> Exercise {
         Exercise {
             id: "ex1-a".into(),
-            stage: "stage1-x".into(),
+            crate_name: "stage1-x".into(),
             file: "stage1-x/src/a.rs".into(),
             title: "A".into(),
             page: "p.md".into(),
@@ -119,15 +120,18 @@ mod tests {
     fn blocks_are_regenerated_between_their_markers() {
         let ex = exercise();
         let page = "# Ex\n\n## A\n\nTask.\n\n<!-- hints:ex1-a:begin -->\nstale\n<!-- hints:ex1-a:end -->\n\nMore.\n";
-        let new = regenerate(page, &[&ex]).unwrap();
+        let new = regenerate(page, "p.md", &[&ex]).unwrap();
         assert_eq!(
             new,
             "# Ex\n\n## A\n\nTask.\n\n<!-- hints:ex1-a:begin -->\n<details>\n<summary>Hint 1 of 2</summary>\n\n\
              First `x`.\n\n</details>\n\n<details>\n<summary>Hint 2 of 2</summary>\n\nSecond.\n\n</details>\n\n\
              The same hints, one at a time: `cargo xtask exercise hint ex1-a`.\n<!-- hints:ex1-a:end -->\n\nMore.\n"
         );
-        assert_eq!(regenerate(&new, &[&ex]).unwrap(), new);
-        let err = regenerate("# Ex\n", &[&ex]).unwrap_err();
-        assert_eq!(err, "no `<!-- hints:ex1-a:begin -->` line for ex1-a");
+        assert_eq!(regenerate(&new, "p.md", &[&ex]).unwrap(), new);
+        let err = regenerate("# Ex\n", "p.md", &[&ex]).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "p.md: no `<!-- hints:ex1-a:begin -->` line for ex1-a"
+        );
     }
 }

@@ -12,6 +12,8 @@ use std::process::{Child, Command, ExitStatus};
 use std::thread;
 use std::time::{Duration, Instant};
 
+use crate::error::Error;
+
 /// How a captured run ended.
 #[derive(Debug)]
 pub(crate) enum Ending {
@@ -39,17 +41,13 @@ impl Captured {
 
 /// Runs `command` with stdout and stderr sent to `log` (overwritten). After `limit`, kills the
 /// child and every process it started (see [`kill_tree`]).
-pub(crate) fn run(mut command: Command, limit: Duration, log: &Path) -> Result<Captured, String> {
-    let file = File::create(log).map_err(|e| format!("cannot create {}: {e}", log.display()))?;
-    let err_file = file
-        .try_clone()
-        .map_err(|e| format!("cannot reopen {}: {e}", log.display()))?;
+pub(crate) fn run(mut command: Command, limit: Duration, log: &Path) -> Result<Captured, Error> {
+    let file = File::create(log).map_err(Error::io("create", log))?;
+    let err_file = file.try_clone().map_err(Error::io("reopen", log))?;
     command.stdin(std::process::Stdio::null());
     command.stdout(file).stderr(err_file);
-    let shown = format!("{:?}", command.get_program());
-    let mut child = command
-        .spawn()
-        .map_err(|e| format!("could not start {shown}: {e}"))?;
+    let shown = command.get_program().to_string_lossy().into_owned();
+    let mut child = command.spawn().map_err(Error::spawn(shown.clone()))?;
     let started = Instant::now();
     let mut pause = Duration::from_millis(5);
     let ending = loop {
@@ -63,10 +61,10 @@ pub(crate) fn run(mut command: Command, limit: Duration, log: &Path) -> Result<C
                 thread::sleep(pause);
                 pause = (pause * 2).min(Duration::from_millis(50));
             }
-            Err(e) => return Err(format!("waiting for {shown}: {e}")),
+            Err(e) => return Err(Error::spawn(shown)(e)),
         }
     };
-    let bytes = fs::read(log).map_err(|e| format!("cannot read {}: {e}", log.display()))?;
+    let bytes = fs::read(log).map_err(Error::io("read", log))?;
     Ok(Captured {
         ending,
         output: String::from_utf8_lossy(&bytes).into_owned(),
@@ -124,11 +122,6 @@ fn descendants_of(root: u32) -> Vec<u32> {
 fn parent_in_stat(stat: &str) -> Option<u32> {
     let after = &stat[stat.rfind(')')? + 1..];
     after.split_whitespace().nth(1)?.parse().ok()
-}
-
-/// The `cargo` that runs xtask (from `$CARGO`), or `cargo` on `PATH`.
-pub(crate) fn cargo() -> Command {
-    Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
 }
 
 /// Panic messages in a libtest failure output: for each `panicked at` line, the line after it

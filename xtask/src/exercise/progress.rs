@@ -2,16 +2,20 @@
 //!
 //! ```text
 //! # cargo xtask exercise: your progress. Delete this file to forget it.
-//! started ex1-split-key 99ee745d1c...   (the commit whose code is the reference)
+//! started ex1-split-key
 //! solved ex1-split-key
 //! hints ex1-update-index 2
 //! ```
 //!
-//! Unknown lines are ignored, so an old or hand-edited file never stops the tool.
+//! Unknown lines are ignored, so an old or hand-edited file never stops the tool. (Older versions
+//! wrote the commit at `start` after a `started` id and took it for the reference; the commit is
+//! now ignored, see [`lock`](super::lock).)
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};
+
+use crate::error::Error;
 
 /// The progress file's name, at the workspace root (listed in `.gitignore`).
 pub(crate) const FILE: &str = ".exercise-progress";
@@ -19,9 +23,8 @@ pub(crate) const FILE: &str = ".exercise-progress";
 /// What the learner has done so far.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct Progress {
-    /// Started exercises, each with the commit whose version of the file is its reference (when
-    /// known).
-    pub(crate) started: BTreeMap<String, Option<String>>,
+    /// Exercises that `start` (or `reset`) stubbed at some time.
+    pub(crate) started: BTreeSet<String>,
     /// Exercises whose tests passed at the last `check`.
     pub(crate) solved: BTreeSet<String>,
     /// How many hints of each exercise have been shown.
@@ -35,17 +38,19 @@ impl Progress {
     }
 
     /// Reads the progress file; a missing file is no progress.
-    pub(crate) fn load(root: &Path) -> Result<Progress, String> {
-        match fs::read_to_string(Self::path(root)) {
+    pub(crate) fn load(root: &Path) -> Result<Progress, Error> {
+        let path = Self::path(root);
+        match fs::read_to_string(&path) {
             Ok(text) => Ok(Progress::parse(&text)),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Progress::default()),
-            Err(e) => Err(format!("cannot read {FILE}: {e}")),
+            Err(e) => Err(Error::io("read", path)(e)),
         }
     }
 
     /// Writes the progress file.
-    pub(crate) fn save(&self, root: &Path) -> Result<(), String> {
-        fs::write(Self::path(root), self.render()).map_err(|e| format!("cannot write {FILE}: {e}"))
+    pub(crate) fn save(&self, root: &Path) -> Result<(), Error> {
+        let path = Self::path(root);
+        fs::write(&path, self.render()).map_err(Error::io("write", path))
     }
 
     /// Parses the file's text, ignoring lines it does not understand.
@@ -54,13 +59,8 @@ impl Progress {
         for line in text.lines() {
             let words: Vec<&str> = line.split_whitespace().collect();
             match words.as_slice() {
-                ["started", id] => {
-                    progress.started.insert(id.to_string(), None);
-                }
-                ["started", id, commit] => {
-                    progress
-                        .started
-                        .insert(id.to_string(), Some(commit.to_string()));
+                ["started", id] | ["started", id, _] => {
+                    progress.started.insert(id.to_string());
                 }
                 ["solved", id] => {
                     progress.solved.insert(id.to_string());
@@ -81,11 +81,8 @@ impl Progress {
         let mut out = String::from(
             "# cargo xtask exercise: your progress (git-ignored). Delete this file to forget it.\n",
         );
-        for (id, commit) in &self.started {
-            match commit {
-                Some(commit) => out.push_str(&format!("started {id} {commit}\n")),
-                None => out.push_str(&format!("started {id}\n")),
-            }
+        for id in &self.started {
+            out.push_str(&format!("started {id}\n"));
         }
         for id in &self.solved {
             out.push_str(&format!("solved {id}\n"));
@@ -98,7 +95,7 @@ impl Progress {
 
     /// Whether the exercise has been started.
     pub(crate) fn is_started(&self, id: &str) -> bool {
-        self.started.contains_key(id)
+        self.started.contains(id)
     }
 
     /// Whether the exercise's tests passed at the last check.
@@ -119,10 +116,8 @@ mod tests {
     #[test]
     fn round_trip_and_tolerance() {
         let mut progress = Progress::default();
-        progress
-            .started
-            .insert("ex1-a".into(), Some("abc123".into()));
-        progress.started.insert("ex1-b".into(), None);
+        progress.started.insert("ex1-a".into());
+        progress.started.insert("ex1-b".into());
         progress.solved.insert("ex1-a".into());
         progress.hints.insert("ex1-b".into(), 2);
         let text = progress.render();
@@ -134,5 +129,9 @@ mod tests {
             (progress.hints_seen("ex1-b"), progress.hints_seen("ex1-a")),
             (2, 0)
         );
+        // An older file's commit after the id is read, and dropped.
+        let old = Progress::parse("started ex1-a 99ee745d1c\n");
+        assert!(old.is_started("ex1-a"));
+        assert_eq!(old.render().lines().nth(1), Some("started ex1-a"));
     }
 }

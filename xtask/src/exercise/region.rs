@@ -26,6 +26,103 @@
 //! depth, so multi-line signatures, generics, `impl Trait` and `Fn(A, B) -> C` types work.
 //! A `mut x` parameter is used as `&mut x`, which also keeps `unused_mut` quiet.
 
+/// What is wrong with a region, or with the function around it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum Error {
+    /// The file has no `ANCHOR` line for the id.
+    #[error("no `// ANCHOR: {id}` line")]
+    NoAnchor {
+        /// The region's id.
+        id: String,
+    },
+    /// The region is never closed.
+    #[error("`// ANCHOR: {id}` at line {line} has no `// ANCHOR_END: {id}`")]
+    Unclosed {
+        /// The region's id.
+        id: String,
+        /// The `ANCHOR` line, from 1.
+        line: usize,
+    },
+    /// The region closes before it opens.
+    #[error("`// ANCHOR_END: {id}` (line {close}) comes before `// ANCHOR: {id}` (line {open})")]
+    EndBeforeStart {
+        /// The region's id.
+        id: String,
+        /// The `ANCHOR` line, from 1.
+        open: usize,
+        /// The `ANCHOR_END` line, from 1.
+        close: usize,
+    },
+    /// The region opens twice.
+    #[error("`// ANCHOR: {id}` appears more than once")]
+    OpensTwice {
+        /// The region's id.
+        id: String,
+    },
+    /// The region closes twice.
+    #[error("`// ANCHOR_END: {id}` appears more than once")]
+    ClosesTwice {
+        /// The region's id.
+        id: String,
+    },
+    /// No function lies around the region.
+    #[error("region `{id}` is not inside a function (no `fn` above it)")]
+    NotInFunction {
+        /// The region's id.
+        id: String,
+    },
+    /// The enclosing function's signature is beyond the parser.
+    #[error("region `{id}`: cannot read the signature at line {line}")]
+    Signature {
+        /// The region's id.
+        id: String,
+        /// The line of the `fn`, from 1.
+        line: usize,
+        /// What the parser could not read.
+        #[source]
+        source: SignatureError,
+    },
+    /// Code stands between the function's `{` and the `ANCHOR` line.
+    #[error(
+        "region `{id}` must be the whole body of `fn {function}`, but code stands between the \
+         function's `{{` and the `ANCHOR` line"
+    )]
+    CodeBefore {
+        /// The region's id.
+        id: String,
+        /// The enclosing function.
+        function: String,
+    },
+    /// Code stands between the `ANCHOR_END` line and the function's `}`.
+    #[error(
+        "region `{id}` must be the whole body of `fn {function}`, but the line after \
+         `ANCHOR_END` is not the function's closing `}}`"
+    )]
+    CodeAfter {
+        /// The region's id.
+        id: String,
+        /// The enclosing function.
+        function: String,
+    },
+}
+
+/// What [`parse_signature`] could not read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub(crate) struct SignatureError(String);
+
+impl From<&str> for SignatureError {
+    fn from(message: &str) -> SignatureError {
+        SignatureError(message.to_string())
+    }
+}
+
+impl From<String> for SignatureError {
+    fn from(message: String) -> SignatureError {
+        SignatureError(message)
+    }
+}
+
 /// Where one region sits in a file: the indices (from 0) of its two marker lines.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Region {
@@ -95,7 +192,7 @@ pub(crate) fn exercise_anchors(text: &str) -> Vec<(String, usize)> {
 }
 
 /// Finds the region `id` in `text`: exactly one `ANCHOR: id` and, after it, one `ANCHOR_END: id`.
-pub(crate) fn find(text: &str, id: &str) -> Result<Region, String> {
+pub(crate) fn find(text: &str, id: &str) -> Result<Region, Error> {
     let all = lines(text);
     let opens: Vec<usize> = (0..all.len())
         .filter(|&i| marker_name(all[i], "ANCHOR:") == Some(id))
@@ -103,34 +200,32 @@ pub(crate) fn find(text: &str, id: &str) -> Result<Region, String> {
     let closes: Vec<usize> = (0..all.len())
         .filter(|&i| marker_name(all[i], "ANCHOR_END:") == Some(id))
         .collect();
+    let id = id.to_string();
     match (opens.as_slice(), closes.as_slice()) {
-        ([], _) => Err(format!("no `// ANCHOR: {id}` line")),
+        ([], _) => Err(Error::NoAnchor { id }),
         ([open], [close]) if close > open => Ok(Region {
             open: *open,
             close: *close,
         }),
-        ([open], []) => Err(format!(
-            "`// ANCHOR: {id}` at line {} has no `// ANCHOR_END: {id}`",
-            open + 1
-        )),
-        ([open], [close]) => Err(format!(
-            "`// ANCHOR_END: {id}` (line {}) comes before `// ANCHOR: {id}` (line {})",
-            close + 1,
-            open + 1
-        )),
-        ([_], _) => Err(format!("`// ANCHOR_END: {id}` appears more than once")),
-        _ => Err(format!("`// ANCHOR: {id}` appears more than once")),
+        ([open], []) => Err(Error::Unclosed { id, line: open + 1 }),
+        ([open], [close]) => Err(Error::EndBeforeStart {
+            id,
+            open: open + 1,
+            close: close + 1,
+        }),
+        ([_], _) => Err(Error::ClosesTwice { id }),
+        _ => Err(Error::OpensTwice { id }),
     }
 }
 
 /// The text between the region's marker lines, line endings included.
-pub(crate) fn body(text: &str, id: &str) -> Result<String, String> {
+pub(crate) fn body(text: &str, id: &str) -> Result<String, Error> {
     let region = find(text, id)?;
     Ok(lines(text)[region.open + 1..region.close].concat())
 }
 
 /// Whether the region `id` holds a stub made by [`stub`] (its `todo!` names the id).
-pub(crate) fn is_stub(text: &str, id: &str) -> Result<bool, String> {
+pub(crate) fn is_stub(text: &str, id: &str) -> Result<bool, Error> {
     let body = body(text, id)?;
     let needle = format!("todo!(\"{id}:");
     Ok(body
@@ -140,7 +235,7 @@ pub(crate) fn is_stub(text: &str, id: &str) -> Result<bool, String> {
 
 /// The region's first line (from 1, the `ANCHOR` line) and the name of the function whose body
 /// it is.
-pub(crate) fn locate(text: &str, id: &str) -> Result<(usize, String), String> {
+pub(crate) fn locate(text: &str, id: &str) -> Result<(usize, String), Error> {
     let region = find(text, id)?;
     let signature = enclosing_fn(&lines(text), region, id)?;
     Ok((region.open + 1, signature.name))
@@ -160,7 +255,7 @@ fn splice(text: &str, region: Region, new_body: &str) -> String {
 /// `text` with the region `id` stubbed: its body becomes a use of every parameter and
 /// `todo!("{message}")`. Fails when the region is not the whole body of one function or a
 /// parameter pattern is beyond the parser.
-pub(crate) fn stub(text: &str, id: &str, message: &str) -> Result<String, String> {
+pub(crate) fn stub(text: &str, id: &str, message: &str) -> Result<String, Error> {
     let region = find(text, id)?;
     let all = lines(text);
     let signature = enclosing_fn(&all, region, id)?;
@@ -226,48 +321,43 @@ fn rust_format_literal(message: &str) -> String {
     format!("\"{}\"", escaped.replace('{', "{{").replace('}', "}}"))
 }
 
-/// `current` with the region `id` replaced by the same region of `reference`.
-pub(crate) fn restore(current: &str, reference: &str, id: &str) -> Result<String, String> {
+/// `current` with the body of the region `id` replaced by `new_body` (as [`body`] returns it).
+pub(crate) fn replace_body(current: &str, id: &str, new_body: &str) -> Result<String, Error> {
     let region = find(current, id)?;
-    let reference_body =
-        body(reference, id).map_err(|e| format!("in the reference version: {e}"))?;
-    Ok(splice(current, region, &reference_body))
+    Ok(splice(current, region, new_body))
 }
 
 /// Finds the function whose whole body is the region, and parses its signature.
-fn enclosing_fn(all: &[&str], region: Region, id: &str) -> Result<Signature, String> {
+fn enclosing_fn(all: &[&str], region: Region, id: &str) -> Result<Signature, Error> {
     let (start_line, column) = (0..region.open)
         .rev()
         .find_map(|i| fn_keyword(code_part(all[i])).map(|col| (i, col)))
-        .ok_or_else(|| format!("region `{id}` is not inside a function (no `fn` above it)"))?;
+        .ok_or_else(|| Error::NotInFunction { id: id.to_string() })?;
     let mut source = code_part(all[start_line])[column..].to_string();
     for line in &all[start_line + 1..region.open] {
         source.push('\n');
         source.push_str(code_part(line));
     }
-    let (signature, after_brace) = parse_signature(&source).map_err(|e| {
-        format!(
-            "region `{id}`: cannot read the signature at line {}: {e}",
-            start_line + 1
-        )
+    let (signature, after_brace) = parse_signature(&source).map_err(|source| Error::Signature {
+        id: id.to_string(),
+        line: start_line + 1,
+        source,
     })?;
     if !after_brace.trim().is_empty() {
-        return Err(format!(
-            "region `{id}` must be the whole body of `fn {}`, but code stands between the \
-             function's `{{` and the `ANCHOR` line",
-            signature.name
-        ));
+        return Err(Error::CodeBefore {
+            id: id.to_string(),
+            function: signature.name,
+        });
     }
     let next_code = all[region.close + 1..]
         .iter()
         .map(|line| code_part(line).trim())
         .find(|line| !line.is_empty());
     if !next_code.is_some_and(|line| line.starts_with('}')) {
-        return Err(format!(
-            "region `{id}` must be the whole body of `fn {}`, but the line after \
-             `ANCHOR_END` is not the function's closing `}}`",
-            signature.name
-        ));
+        return Err(Error::CodeAfter {
+            id: id.to_string(),
+            function: signature.name,
+        });
     }
     Ok(signature)
 }
@@ -301,7 +391,7 @@ fn fn_keyword(code: &str) -> Option<usize> {
 
 /// Parses `fn name<generics>(params) -> ret where ... {` and returns the signature and the text
 /// after the body's opening `{`.
-pub(crate) fn parse_signature(source: &str) -> Result<(Signature, &str), String> {
+pub(crate) fn parse_signature(source: &str) -> Result<(Signature, &str), SignatureError> {
     let rest = source
         .trim_start()
         .strip_prefix("fn")
@@ -409,7 +499,7 @@ fn type_colon(s: &str) -> Option<usize> {
 }
 
 /// `s` without leading `#[...]` attributes.
-fn strip_attributes(mut s: &str) -> Result<&str, String> {
+fn strip_attributes(mut s: &str) -> Result<&str, SignatureError> {
     loop {
         s = s.trim_start();
         let Some(attr) = s.strip_prefix("#[") else {
@@ -421,7 +511,7 @@ fn strip_attributes(mut s: &str) -> Result<&str, String> {
 }
 
 /// The bindings of one parameter such as `mut key: &str`, `&mut self` or `(a, _b): (u8, u8)`.
-fn param_bindings(param: &str) -> Result<Vec<Binding>, String> {
+fn param_bindings(param: &str) -> Result<Vec<Binding>, SignatureError> {
     let param = strip_attributes(param)?;
     let pattern = match type_colon(param) {
         Some(at) => param[..at].trim(),
@@ -450,7 +540,7 @@ fn param_bindings(param: &str) -> Result<Vec<Binding>, String> {
         }]);
     }
     if type_colon(param).is_none() {
-        return Err(format!("parameter `{param}` has no type"));
+        return Err(format!("parameter `{param}` has no type").into());
     }
     pattern_bindings(pattern)
 }
@@ -479,9 +569,13 @@ fn is_path(s: &str) -> bool {
 /// The names a pattern binds: identifiers, `mut`/`ref` bindings, tuples, slices, references,
 /// `name @ pattern`, and tuple-struct and struct patterns. `_` and `_name` bind nothing the stub
 /// needs to use.
-fn pattern_bindings(pattern: &str) -> Result<Vec<Binding>, String> {
+fn pattern_bindings(pattern: &str) -> Result<Vec<Binding>, SignatureError> {
     let p = pattern.trim();
-    let unsupported = || Err(format!("unsupported parameter pattern `{p}`"));
+    let unsupported = || {
+        Err(SignatureError(format!(
+            "unsupported parameter pattern `{p}`"
+        )))
+    };
     if p == "_" || p == ".." || p.is_empty() {
         return Ok(Vec::new());
     }
@@ -534,7 +628,7 @@ fn pattern_bindings(pattern: &str) -> Result<Vec<Binding>, String> {
 }
 
 /// The bindings of comma-separated sub-patterns.
-fn elements(inner: &str) -> Result<Vec<Binding>, String> {
+fn elements(inner: &str) -> Result<Vec<Binding>, SignatureError> {
     let mut out = Vec::new();
     for element in split_top_level(inner, ',') {
         out.extend(pattern_bindings(element)?);
@@ -560,6 +654,11 @@ fn single(name: &str, mutable: bool) -> Option<Vec<Binding>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `current` with the region `id` taken from `reference`.
+    fn restore(current: &str, reference: &str, id: &str) -> Result<String, Error> {
+        replace_body(current, id, &body(reference, id)?)
+    }
 
     /// The bindings of a signature, rendered as the stub would use them.
     fn uses(source: &str) -> Vec<String> {
@@ -711,19 +810,21 @@ fn keys<'i>(index: Option<&'i Index>, values: &[Cow<'_, str>]) -> Vec<&'i str>
     #[test]
     fn region_must_be_a_whole_body() {
         let partial = "fn f(a: u8) {\n    let b = a;\n    // ANCHOR: ex1-x\n    b;\n    // ANCHOR_END: ex1-x\n}\n";
-        let err = stub(partial, "ex1-x", "m").unwrap_err();
+        let err = stub(partial, "ex1-x", "m").unwrap_err().to_string();
         assert!(err.contains("whole body of `fn f`"), "{err}");
         let trailing =
             "fn f(a: u8) {\n    // ANCHOR: ex1-x\n    a;\n    // ANCHOR_END: ex1-x\n    a;\n}\n";
         assert!(
             stub(trailing, "ex1-x", "m")
                 .unwrap_err()
+                .to_string()
                 .contains("closing")
         );
         let outside = "// ANCHOR: ex1-x\nstruct S;\n// ANCHOR_END: ex1-x\n";
         assert!(
             stub(outside, "ex1-x", "m")
                 .unwrap_err()
+                .to_string()
                 .contains("not inside a function")
         );
     }
@@ -741,18 +842,21 @@ fn keys<'i>(index: Option<&'i Index>, values: &[Cow<'_, str>]) -> Vec<&'i str>
         assert!(
             find(CODE, "ex1-spl")
                 .unwrap_err()
+                .to_string()
                 .contains("no `// ANCHOR: ex1-spl`")
         );
         let twice = format!("{CODE}// ANCHOR: ex1-keys\n");
         assert!(
             find(&twice, "ex1-keys")
                 .unwrap_err()
+                .to_string()
                 .contains("more than once")
         );
         let unclosed = "fn f() {\n// ANCHOR: ex2-a\n}\n";
         assert!(
             find(unclosed, "ex2-a")
                 .unwrap_err()
+                .to_string()
                 .contains("no `// ANCHOR_END")
         );
         assert_eq!(

@@ -1,5 +1,7 @@
 //! `cargo xtask exercise schedule`: one-day and two-day workshop schedules, computed from the
-//! manifest's minutes, and the generated block in the facilitator's guide.
+//! manifest's minutes, and the generated block in the facilitator's guide. The same command
+//! regenerates the other generated files: the hints on the exercises pages (see
+//! [`pages`](super::pages)) and `exercises.lock` (see [`lock`](super::lock)).
 //!
 //! A chapter is taught as: the facilitator's talk and live demo (the chapter's `minutes`), its
 //! exercises one after another (each exercise's `minutes`), then a short debrief. A day opens
@@ -12,6 +14,7 @@ use std::fs;
 use std::path::Path;
 
 use super::manifest::Manifest;
+use crate::error::Error;
 
 /// The facilitator's guide, from the workspace root.
 pub(crate) const GUIDE: &str = "book/src/facilitator.md";
@@ -263,7 +266,7 @@ pub(crate) fn units(manifest: &Manifest) -> Vec<Unit> {
             title: chapter.title.clone(),
             talk: chapter.minutes,
             exercises: manifest
-                .stage_exercises(&chapter.stage)
+                .stage_exercises(chapter.stage)
                 .map(|ex| (format!("Exercise: {} (`{}`)", ex.title, ex.id), ex.minutes))
                 .collect(),
         })
@@ -357,42 +360,48 @@ pub(crate) fn render(manifest: &Manifest) -> String {
 
 /// Splits the guide into the text before the generated block (through the begin marker), the
 /// block, and the text from the end marker on.
-fn split_guide(text: &str) -> Result<(&str, &str, &str), String> {
+fn split_guide(text: &str) -> Result<(&str, &str, &str), Error> {
     let begin = text
         .find(BEGIN)
-        .ok_or_else(|| format!("{GUIDE} has no `{BEGIN}` line"))?;
+        .ok_or_else(|| Error::Check(format!("{GUIDE} has no `{BEGIN}` line")))?;
     let body_start = begin + BEGIN.len();
     let end = text[body_start..]
         .find(END)
         .map(|at| body_start + at)
-        .ok_or_else(|| format!("{GUIDE} has no `{END}` line after `{BEGIN}`"))?;
+        .ok_or_else(|| Error::Check(format!("{GUIDE} has no `{END}` line after `{BEGIN}`")))?;
     Ok((&text[..body_start], &text[body_start..end], &text[end..]))
 }
 
 /// The guide's text with the generated block replaced by `block`.
-pub(crate) fn with_block(text: &str, block: &str) -> Result<String, String> {
+pub(crate) fn with_block(text: &str, block: &str) -> Result<String, Error> {
     let (head, _, tail) = split_guide(text)?;
     Ok(format!("{head}\n{block}{tail}"))
 }
 
-/// `cargo xtask exercise schedule [--check]`: prints the schedules and updates the book's
-/// generated parts, the schedules in the facilitator's guide and the hints on the exercises
-/// pages (see [`pages`](super::pages)). With `check`, changes nothing and fails if any is stale.
-pub(crate) fn schedule(root: &Path, check: bool) -> Result<(), String> {
+/// `cargo xtask exercise schedule [--check]`: prints the schedules and updates the generated
+/// files: the schedules in the facilitator's guide, the hints on the exercises pages (see
+/// [`pages`](super::pages)) and `exercises.lock` (see [`lock`](super::lock)). With `check`,
+/// changes nothing and fails if any is stale.
+pub(crate) fn schedule(root: &Path, check: bool) -> Result<(), Error> {
     let manifest = Manifest::load(root)?;
     let block = render(&manifest);
     let path = root.join(GUIDE);
-    let text = fs::read_to_string(&path).map_err(|e| format!("cannot read {GUIDE}: {e}"))?;
+    let text = fs::read_to_string(&path).map_err(Error::io("read", &path))?;
     let updated = with_block(&text, &block)?;
     let mut stale = Vec::new();
     if updated != text {
         if !check {
-            fs::write(&path, &updated).map_err(|e| format!("cannot write {GUIDE}: {e}"))?;
+            fs::write(&path, &updated).map_err(Error::io("write", &path))?;
         }
         stale.push(GUIDE.to_string());
     }
-    let (pages, notes) = super::pages::update(root, &manifest, check)?;
+    let (pages, mut notes) = super::pages::update(root, &manifest, check)?;
     stale.extend(pages);
+    let (lock_stale, lock_notes) = super::lock::update(root, &manifest, check)?;
+    if lock_stale {
+        stale.push(super::lock::FILE.to_string());
+    }
+    notes.extend(lock_notes);
     if !check {
         print!("{block}");
         println!();
@@ -402,18 +411,21 @@ pub(crate) fn schedule(root: &Path, check: bool) -> Result<(), String> {
     }
     match (check, stale.is_empty()) {
         (_, true) => {
-            println!("schedule: {GUIDE} and the exercises pages match exercises.toml");
+            println!(
+                "schedule: {GUIDE}, the exercises pages and {} are up to date",
+                super::lock::FILE
+            );
             Ok(())
         }
         (false, false) => {
             println!("schedule: updated {}", stale.join(", "));
             Ok(())
         }
-        (true, false) => Err(format!(
-            "out of date with exercises.toml: {}; run `cargo xtask exercise schedule` and commit \
-             the result",
+        (true, false) => Err(Error::Check(format!(
+            "out of date with exercises.toml or the reference code: {}; run `cargo xtask \
+             exercise schedule` and commit the result",
             stale.join(", ")
-        )),
+        ))),
     }
 }
 
@@ -561,6 +573,7 @@ mod tests {
         assert!(
             with_block("no markers", "x")
                 .unwrap_err()
+                .to_string()
                 .contains("has no")
         );
         assert_eq!(clock(9 * 60 + 5), "09:05");

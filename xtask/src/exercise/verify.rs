@@ -1,11 +1,18 @@
 //! `cargo xtask exercise verify`: the red check.
 //!
 //! For every exercise, in a scratch copy of the workspace that shares the target directory:
-//! stub only that region, build the stage's tests, require no warnings from the stage crate,
-//! then run each of the stage's tests on its own, with a time limit. The exercise's tests must
+//! stub only that region, build the tests of the crate holding it, require no warnings from that
+//! crate, then run each of its tests on its own, with a time limit. The exercise's tests must
 //! fail, tests matching its `also_breaks` filters may do anything, and every other test of the
-//! stage must pass. Before the exercises of a stage, the unstubbed stage must build without
-//! warnings and pass all its tests, so that a failure below always points at the stub.
+//! crate must pass. Before the exercises of a crate, the unstubbed crate must build without
+//! warnings and pass all its tests, so that a failure below always points at the stub. Builds
+//! allow dead code, as the learner's do (see [`cargo`](super::cargo)): a helper that only the
+//! stubbed region calls is unused, and that is expected. Every other warning fails the check.
+//!
+//! The order of the exercises is checked too: a learner does them in the manifest's order, so
+//! an exercise's tests must not need a region that comes later. When region B is stubbed, a
+//! failing test that matches the `tests` filter of an exercise A before B in the same stage is
+//! an ordering error, "A's tests need B, which comes later", whatever B's `also_breaks` say.
 //!
 //! Doc-tests are skipped: they carry no exercise ids, and compiling them per region would cost
 //! minutes.
@@ -22,11 +29,14 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use super::Style;
-use super::manifest::{Exercise, Manifest, Target, stage_crates, workspace_members};
+use super::cargo::{exercise_cargo, workspace_target_dir};
+use super::lock::fnv1a;
+use super::manifest::{Exercise, Manifest, stage_crates, workspace_members};
 use super::process::{self, Captured, Ending};
 use super::region;
+use crate::error::Error;
 
-/// Command-line options of `verify`.
+/// Command-line options of `verify` (parsed by clap, see [`ExerciseCommand`](super::ExerciseCommand)).
 #[derive(Debug, Clone)]
 pub(crate) struct Options {
     /// The time limit for one test.
@@ -37,50 +47,19 @@ pub(crate) struct Options {
     pub(crate) only: Vec<String>,
 }
 
-impl Options {
-    /// Parses `[--timeout SECS] [--jobs N] [ID|STAGE ...]`.
-    pub(crate) fn parse(args: &[&str]) -> Result<Options, String> {
-        let mut options = Options {
-            timeout: Duration::from_secs(60),
-            jobs: 2,
-            only: Vec::new(),
-        };
-        let mut args = args.iter();
-        while let Some(arg) = args.next() {
-            match *arg {
-                "--timeout" => {
-                    let secs: u64 = args
-                        .next()
-                        .and_then(|v| v.parse().ok())
-                        .filter(|v| *v > 0)
-                        .ok_or("--timeout needs a number of seconds")?;
-                    options.timeout = Duration::from_secs(secs);
-                }
-                "--jobs" => {
-                    options.jobs = args
-                        .next()
-                        .and_then(|v| v.parse().ok())
-                        .filter(|v| *v > 0)
-                        .ok_or("--jobs needs a positive number")?;
-                }
-                flag if flag.starts_with('-') => return Err(format!("unknown option `{flag}`")),
-                other => options.only.push(other.to_string()),
-            }
-        }
-        Ok(options)
-    }
-}
-
 /// Runs the red check. Fails naming every region that did not prove red, and why.
-pub(crate) fn verify(root: &Path, options: &Options, style: &Style) -> Result<(), String> {
+pub(crate) fn verify(root: &Path, options: &Options, style: &Style) -> Result<(), Error> {
     let started = Instant::now();
     let manifest = Manifest::load(root)?;
     let selected = select(&manifest, root, &options.only)?;
-    let stages: BTreeSet<&str> = manifest
-        .exercises
-        .iter()
-        .filter(|ex| selected.contains(ex.id.as_str()))
-        .map(|ex| ex.stage.as_str())
+    let crates: Vec<&str> = manifest
+        .crates()
+        .into_iter()
+        .filter(|name| {
+            manifest
+                .crate_exercises(name)
+                .any(|ex| selected.contains(ex.id.as_str()))
+        })
         .collect();
     let notes = manifest.check_against(root, (!options.only.is_empty()).then_some(&selected))?;
     println!(
@@ -90,10 +69,7 @@ pub(crate) fn verify(root: &Path, options: &Options, style: &Style) -> Result<()
         if options.only.is_empty() {
             String::new()
         } else {
-            format!(
-                " (in {})",
-                stages.iter().copied().collect::<Vec<_>>().join(", ")
-            )
+            format!(" (in {})", crates.join(", "))
         }
     );
     for note in notes {
@@ -102,7 +78,7 @@ pub(crate) fn verify(root: &Path, options: &Options, style: &Style) -> Result<()
     let scratch = Scratch::prepare(root)?;
     println!(
         "verify: scratch copy in {} (target dir {}); each test alone, {} at a time, {} s limit; \
-         doc-tests skipped",
+         dead code allowed; doc-tests skipped",
         scratch.dir.display(),
         scratch.target_dir.display(),
         options.jobs,
@@ -111,23 +87,24 @@ pub(crate) fn verify(root: &Path, options: &Options, style: &Style) -> Result<()
     let mut failed: Vec<String> = Vec::new();
     let mut proved = 0;
     let mut hangs = 0;
-    for stage in manifest.stages() {
+    for crate_name in crates {
         let exercises: Vec<&Exercise> = manifest
-            .stage_exercises(stage)
+            .crate_exercises(crate_name)
             .filter(|ex| selected.contains(ex.id.as_str()))
             .collect();
-        if exercises.is_empty() {
-            continue;
-        }
         let clock = Instant::now();
-        let baseline = match scratch.build_and_run(stage, options) {
+        let baseline = match scratch.build_and_run(crate_name, options) {
             Ok(run) => run,
             Err(e) => {
-                println!("{} {stage}: {e}", style.red("✗"));
+                println!(
+                    "{} {crate_name}: {}",
+                    style.red("✗"),
+                    crate::error::chain(&e)
+                );
                 failed.extend(
                     exercises
                         .iter()
-                        .map(|ex| format!("{} (stage does not build)", ex.id)),
+                        .map(|ex| format!("{} (its crate does not build)", ex.id)),
                 );
                 continue;
             }
@@ -147,26 +124,27 @@ pub(crate) fn verify(root: &Path, options: &Options, style: &Style) -> Result<()
         }
         if baseline_problems.is_empty() {
             println!(
-                "{} {stage} unstubbed: {} tests pass, no warnings ({:.0} s)",
+                "{} {crate_name} unstubbed: {} tests pass, no warnings ({:.0} s)",
                 style.green("✓"),
                 baseline.results.len(),
                 clock.elapsed().as_secs_f64()
             );
         } else {
-            println!("{} {stage} unstubbed is not clean:", style.red("✗"));
+            println!("{} {crate_name} unstubbed is not clean:", style.red("✗"));
             for problem in &baseline_problems {
                 println!("    {problem}");
             }
             failed.extend(
                 exercises
                     .iter()
-                    .map(|ex| format!("{} (its stage is not clean without stubs)", ex.id)),
+                    .map(|ex| format!("{} (its crate is not clean without stubs)", ex.id)),
             );
             continue;
         }
         for ex in exercises {
             let clock = Instant::now();
-            let verdict = scratch.check_exercise(ex, &manifest.todo_message(ex), options);
+            let earlier = manifest.earlier_in_stage(ex);
+            let verdict = scratch.check_exercise(ex, &earlier, &manifest.todo_message(ex), options);
             let secs = clock.elapsed().as_secs_f64();
             hangs += verdict.hangs;
             match verdict.problems.as_slice() {
@@ -215,12 +193,12 @@ pub(crate) fn verify(root: &Path, options: &Options, style: &Style) -> Result<()
         );
         Ok(())
     } else {
-        Err(format!(
+        Err(Error::Check(format!(
             "{} of {} failed the red check in {secs:.0} s: {}",
             failed.len(),
             plural(failed.len() + proved, "region"),
             failed.join(", ")
-        ))
+        )))
     }
 }
 
@@ -233,26 +211,25 @@ fn plural(n: usize, thing: &str) -> String {
     }
 }
 
-/// The ids of the exercises to check: all, or those named by id or stage.
+/// The ids of the exercises to check: all, or those named by id, crate or stage.
 fn select<'a>(
     manifest: &'a Manifest,
     root: &Path,
     only: &[String],
-) -> Result<BTreeSet<&'a str>, String> {
+) -> Result<BTreeSet<&'a str>, Error> {
     if only.is_empty() {
         return Ok(manifest.exercises.iter().map(|ex| ex.id.as_str()).collect());
     }
-    let stages = stage_crates(root)?;
+    let stage_crates = stage_crates(root)?;
     let mut selected = BTreeSet::new();
     for arg in only {
-        match manifest.resolve(arg, &stages)? {
-            Target::Exercise(ex) => {
-                selected.insert(ex.id.as_str());
-            }
-            Target::Stage(stage) => {
-                selected.extend(manifest.stage_exercises(stage).map(|ex| ex.id.as_str()));
-            }
-        }
+        let target = manifest.resolve(arg, &stage_crates)?;
+        selected.extend(
+            manifest
+                .exercises_of(&target)
+                .into_iter()
+                .map(|ex| ex.id.as_str()),
+        );
     }
     Ok(selected)
 }
@@ -331,9 +308,12 @@ pub(crate) struct Verdict {
     pub(crate) hangs: usize,
 }
 
-/// Applies the red check's rules to the test results of a stubbed exercise.
+/// Applies the red check's rules to the test results of a stubbed exercise. `earlier` are the
+/// exercises of the same stage that come before `ex`: a failing test of theirs is an ordering
+/// error.
 pub(crate) fn judge(
     ex: &Exercise,
+    earlier: &[&Exercise],
     results: &[TestResult],
     ignored: &[String],
     timeout: Duration,
@@ -343,6 +323,7 @@ pub(crate) fn judge(
     let mut named = 0;
     let mut still_green = Vec::new();
     let mut other_failures = Vec::new();
+    let mut needed_by: Vec<(&str, Vec<String>)> = Vec::new();
     let mut filter_used = vec![false; ex.also_breaks.len()];
     let mut filter_failed = vec![false; ex.also_breaks.len()];
     for result in results {
@@ -364,6 +345,16 @@ pub(crate) fn judge(
             }
             continue;
         }
+        let mut out_of_order = false;
+        if fails {
+            for before in earlier.iter().filter(|a| result.name.contains(&a.tests)) {
+                out_of_order = true;
+                match needed_by.iter_mut().find(|(id, _)| *id == before.id) {
+                    Some((_, tests)) => tests.push(result.shown()),
+                    None => needed_by.push((&before.id, vec![result.shown()])),
+                }
+            }
+        }
         let matching: Vec<usize> = (0..ex.also_breaks.len())
             .filter(|&i| result.name.contains(&ex.also_breaks[i]))
             .collect();
@@ -375,6 +366,9 @@ pub(crate) fn judge(
             if fails {
                 verdict.also_failed += 1;
             }
+            continue;
+        }
+        if out_of_order {
             continue;
         }
         match &result.outcome {
@@ -389,7 +383,18 @@ pub(crate) fn judge(
     if named == 0 {
         verdict.problems.push(format!(
             "no test of {} has `{}` in its name, so nothing proves this region",
-            ex.stage, ex.tests
+            ex.crate_name, ex.tests
+        ));
+    }
+    for (before, tests) in &needed_by {
+        verdict.problems.push(format!(
+            "{before}'s tests need {}, which comes later: a learner cannot finish {before} \
+             before {}. Move {} before {before} in exercises.toml, or make those tests \
+             independent of it:\n      {}",
+            ex.id,
+            ex.id,
+            ex.id,
+            tests.join("\n      ")
         ));
     }
     if !still_green.is_empty() {
@@ -456,16 +461,9 @@ impl Drop for Scratch {
     }
 }
 
-/// A 64-bit FNV-1a hash, to name the scratch directory after the workspace path.
-fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, b| {
-        (hash ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
-    })
-}
-
 impl Scratch {
     /// Creates or refreshes the scratch copy of the workspace at `root`.
-    fn prepare(root: &Path) -> Result<Scratch, String> {
+    fn prepare(root: &Path) -> Result<Scratch, Error> {
         let base = std::env::temp_dir().join(format!(
             "kwr-exercise-verify-{:016x}",
             fnv1a(root.to_string_lossy().as_bytes())
@@ -493,20 +491,16 @@ impl Scratch {
                     (base.with_extension(std::process::id().to_string()), None)
                 } else {
                     fs::write(&lock, std::process::id().to_string())
-                        .map_err(|e| format!("cannot take {}: {e}", lock.display()))?;
+                        .map_err(Error::io("write", &lock))?;
                     (base, Some(lock))
                 }
             }
         };
-        fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-        let dir = fs::canonicalize(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        fs::create_dir_all(&dir).map_err(Error::io("create", &dir))?;
+        let dir = fs::canonicalize(&dir).map_err(Error::io("resolve", &dir))?;
         let logs = PathBuf::from(format!("{}-logs", dir.display()));
-        fs::create_dir_all(&logs).map_err(|e| format!("cannot create {}: {e}", logs.display()))?;
-        let target_dir = match std::env::var_os("CARGO_TARGET_DIR") {
-            Some(dir) if Path::new(&dir).is_absolute() => PathBuf::from(dir),
-            Some(dir) => root.join(dir),
-            None => root.join("target"),
-        };
+        fs::create_dir_all(&logs).map_err(Error::io("create", &logs))?;
+        let target_dir = workspace_target_dir(root);
         let scratch = Scratch {
             dir,
             logs,
@@ -518,7 +512,7 @@ impl Scratch {
     }
 
     /// Makes the copy hold exactly the workspace's tracked and unignored untracked files.
-    fn sync(&self, root: &Path) -> Result<(), String> {
+    fn sync(&self, root: &Path) -> Result<(), Error> {
         let out = Command::new("git")
             .arg("-C")
             .arg(root)
@@ -530,12 +524,12 @@ impl Scratch {
                 "--exclude-standard",
             ])
             .output()
-            .map_err(|e| format!("could not run git (verify needs a git checkout): {e}"))?;
+            .map_err(Error::spawn("git"))?;
         if !out.status.success() {
-            return Err(format!(
-                "git ls-files failed: {}",
-                String::from_utf8_lossy(&out.stderr).trim()
-            ));
+            return Err(Error::Git {
+                args: "ls-files -z --cached --others --exclude-standard".into(),
+                stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+            });
         }
         let manifests: BTreeSet<String> = std::iter::once("Cargo.toml".to_string())
             .chain(
@@ -558,7 +552,7 @@ impl Scratch {
                 Ok(bytes) => bytes,
                 // An editor's temporary file that vanished since git listed it.
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-                Err(e) => return Err(format!("cannot read {rel}: {e}")),
+                Err(e) => return Err(Error::io("read", &source)(e)),
             };
             let bytes = if manifests.contains(rel) {
                 tag_versions(&String::from_utf8_lossy(&bytes), &tag).into_bytes()
@@ -568,20 +562,18 @@ impl Scratch {
             let dest = self.dir.join(rel);
             if fs::read(&dest).ok().as_deref() != Some(bytes.as_slice()) {
                 if let Some(parent) = dest.parent() {
-                    fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
+                    fs::create_dir_all(parent).map_err(Error::io("create", parent))?;
                 }
-                fs::write(&dest, &bytes)
-                    .map_err(|e| format!("cannot write {}: {e}", dest.display()))?;
+                fs::write(&dest, &bytes).map_err(Error::io("write", &dest))?;
             }
             wanted.insert(dest);
         }
-        remove_unwanted(&self.dir, &wanted)
-            .map_err(|e| format!("cleaning {}: {e}", self.dir.display()))
+        remove_unwanted(&self.dir, &wanted).map_err(Error::io("clean", &self.dir))
     }
 
-    /// Builds the stage's tests in the copy as it is now, and runs each of them.
-    fn build_and_run(&self, stage: &str, options: &Options) -> Result<StageRun, String> {
-        let Build { binaries, warnings } = self.build(stage)?;
+    /// Builds the crate's tests in the copy as it is now, and runs each of them.
+    fn build_and_run(&self, crate_name: &str, options: &Options) -> Result<StageRun, Error> {
+        let Build { binaries, warnings } = self.build(crate_name)?;
         let mut tests = Vec::new();
         let mut ignored = Vec::new();
         for (name, exe) in &binaries {
@@ -593,7 +585,7 @@ impl Scratch {
             }
         }
         tests.retain(|(name, _, test)| !ignored.contains(&format!("{name}: {test}")));
-        let results = self.run_tests(stage, &tests, options)?;
+        let results = self.run_tests(crate_name, &tests, options)?;
         Ok(StageRun {
             warnings,
             results,
@@ -601,26 +593,26 @@ impl Scratch {
         })
     }
 
-    /// `cargo test -p STAGE --tests --no-run`: the test executables (the lib's unit tests and the
-    /// integration tests; examples are not built, so their uplifted binaries in the shared target
-    /// directory stay the workspace's own) and the stage crate's warnings; an error with the
-    /// compiler's errors when the build fails.
-    fn build(&self, stage: &str) -> Result<Build, String> {
-        let out = process::cargo()
-            .current_dir(&self.dir)
+    /// `cargo test -p CRATE --tests --no-run`, dead code allowed: the test executables (the lib's
+    /// unit tests and the integration tests; examples are not built, so their uplifted binaries
+    /// in the shared target directory stay the workspace's own) and the crate's warnings; an
+    /// error with the compiler's errors when the build fails.
+    fn build(&self, crate_name: &str) -> Result<Build, Error> {
+        let args = [
+            "test",
+            "-p",
+            crate_name,
+            "--tests",
+            "--no-run",
+            "--message-format=json",
+        ];
+        let out = exercise_cargo(&self.dir, false)
             .env("CARGO_TARGET_DIR", &self.target_dir)
             .env("CARGO_TERM_COLOR", "never")
-            .args([
-                "test",
-                "-p",
-                stage,
-                "--tests",
-                "--no-run",
-                "--message-format=json",
-            ])
+            .args(args)
             .output()
-            .map_err(|e| format!("could not run cargo: {e}"))?;
-        let manifest_path = self.dir.join(stage).join("Cargo.toml");
+            .map_err(Error::spawn("cargo"))?;
+        let manifest_path = self.dir.join(crate_name).join("Cargo.toml");
         let mut binaries = Vec::new();
         let mut warnings = Vec::new();
         let mut errors = Vec::new();
@@ -664,9 +656,10 @@ impl Scratch {
             } else {
                 errors.join("\n")
             };
-            return Err(format!(
-                "`cargo test -p {stage} --no-run` failed:\n{detail}"
-            ));
+            return Err(Error::Cargo {
+                args: args.join(" "),
+                detail,
+            });
         }
         binaries.sort();
         binaries.dedup();
@@ -676,14 +669,14 @@ impl Scratch {
     /// Runs each test alone, `options.jobs` at a time.
     fn run_tests(
         &self,
-        stage: &str,
+        crate_name: &str,
         tests: &[(String, PathBuf, String)],
         options: &Options,
-    ) -> Result<Vec<TestResult>, String> {
+    ) -> Result<Vec<TestResult>, Error> {
         let next = AtomicUsize::new(0);
-        let results: Mutex<Vec<Option<Result<TestResult, String>>>> =
-            Mutex::new(vec![None; tests.len()]);
-        let package_dir = self.dir.join(stage);
+        let results: Mutex<Vec<Option<Result<TestResult, Error>>>> =
+            Mutex::new((0..tests.len()).map(|_| None).collect());
+        let package_dir = self.dir.join(crate_name);
         std::thread::scope(|scope| {
             for worker in 0..options.jobs.min(tests.len().max(1)) {
                 let (next, results, package_dir) = (&next, &results, &package_dir);
@@ -699,7 +692,7 @@ impl Scratch {
                             .args(["--exact", name, "--test-threads=1"])
                             .current_dir(package_dir)
                             .env("CARGO_MANIFEST_DIR", package_dir)
-                            .env("CARGO_PKG_NAME", stage)
+                            .env("CARGO_PKG_NAME", crate_name)
                             .env("PROPTEST_DISABLE_FAILURE_PERSISTENCE", "1")
                             .env("RUST_BACKTRACE", "0");
                         let result = process::run(command, options.timeout, &log).map(|captured| {
@@ -716,17 +709,27 @@ impl Scratch {
                 });
             }
         });
+        let runner_failed = |detail: &str| Error::Tool {
+            command: format!("the test runner of {crate_name}"),
+            detail: detail.to_string(),
+        };
         results
             .into_inner()
-            .map_err(|_| "a test runner thread panicked".to_string())?
+            .map_err(|_| runner_failed("a worker thread panicked"))?
             .into_iter()
-            .map(|r| r.unwrap_or_else(|| Err("a test was not run".into())))
+            .map(|r| r.unwrap_or_else(|| Err(runner_failed("a test was not run"))))
             .collect()
     }
 
-    /// Stubs `ex`'s region in the copy, builds and runs the stage's tests, restores the file,
-    /// and judges the results.
-    fn check_exercise(&self, ex: &Exercise, message: &str, options: &Options) -> Verdict {
+    /// Stubs `ex`'s region in the copy, builds and runs its crate's tests, restores the file,
+    /// and judges the results (`earlier`: the exercises of its stage before it).
+    fn check_exercise(
+        &self,
+        ex: &Exercise,
+        earlier: &[&Exercise],
+        message: &str,
+        options: &Options,
+    ) -> Verdict {
         let path = self.dir.join(&ex.file);
         let original = match fs::read_to_string(&path) {
             Ok(text) => text,
@@ -737,14 +740,16 @@ impl Scratch {
                 };
             }
         };
-        let run = region::stub(&original, &ex.id, message).and_then(|stubbed| {
-            fs::write(&path, stubbed).map_err(|e| format!("cannot write {}: {e}", ex.file))?;
-            self.build_and_run(&ex.stage, options)
-        });
+        let run = region::stub(&original, &ex.id, message)
+            .map_err(Error::region(&ex.file))
+            .and_then(|stubbed| {
+                fs::write(&path, stubbed).map_err(Error::io("write", &path))?;
+                self.build_and_run(&ex.crate_name, options)
+            });
         let restored = fs::write(&path, &original);
         let mut verdict = match run {
             Ok(run) => {
-                let mut verdict = judge(ex, &run.results, &run.ignored, options.timeout);
+                let mut verdict = judge(ex, earlier, &run.results, &run.ignored, options.timeout);
                 let mut warnings = run.warning_problems();
                 if !warnings.is_empty() {
                     warnings.insert(
@@ -759,7 +764,10 @@ impl Scratch {
                 verdict
             }
             Err(e) => Verdict {
-                problems: vec![format!("the stubbed crate does not build: {e}")],
+                problems: vec![format!(
+                    "the stubbed crate does not build: {}",
+                    crate::error::chain(&e)
+                )],
                 ..Verdict::default()
             },
         };
@@ -821,7 +829,7 @@ fn remove_unwanted(dir: &Path, wanted: &BTreeSet<PathBuf>) -> std::io::Result<()
 }
 
 /// The tests in a libtest executable (`ignored`: only the ignored ones).
-fn list_tests(exe: &Path, ignored: bool) -> Result<Vec<String>, String> {
+fn list_tests(exe: &Path, ignored: bool) -> Result<Vec<String>, Error> {
     let mut command = Command::new(exe);
     command.args(["--list", "--format", "terse"]);
     if ignored {
@@ -829,13 +837,12 @@ fn list_tests(exe: &Path, ignored: bool) -> Result<Vec<String>, String> {
     }
     let out = command
         .output()
-        .map_err(|e| format!("could not run {}: {e}", exe.display()))?;
+        .map_err(Error::spawn(exe.display().to_string()))?;
     if !out.status.success() {
-        return Err(format!(
-            "{} --list failed: {}",
-            exe.display(),
-            String::from_utf8_lossy(&out.stderr).trim()
-        ));
+        return Err(Error::Tool {
+            command: format!("{} --list", exe.display()),
+            detail: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+        });
     }
     Ok(String::from_utf8_lossy(&out.stdout)
         .lines()
@@ -873,7 +880,7 @@ mod tests {
     fn exercise(tests: &str, also_breaks: &[&str]) -> Exercise {
         Exercise {
             id: "ex1-a".into(),
-            stage: "stage1-x".into(),
+            crate_name: "stage1-x".into(),
             file: "stage1-x/src/a.rs".into(),
             title: "A".into(),
             page: "p.md".into(),
@@ -907,6 +914,7 @@ mod tests {
         ];
         let verdict = judge(
             &exercise("ex1_a", &["scenarios::"]),
+            &[],
             &results,
             &[],
             Duration::from_secs(60),
@@ -937,6 +945,7 @@ mod tests {
         ];
         let verdict = judge(
             &exercise("ex1_a", &["nothing_matches"]),
+            &[],
             &results,
             &[],
             Duration::from_secs(60),
@@ -955,6 +964,7 @@ mod tests {
         let results = [result("other", Outcome::Pass)];
         let verdict = judge(
             &exercise("ex1_a", &[]),
+            &[],
             &results,
             &["t: ex1_a::slow".into()],
             Duration::from_secs(1),
@@ -964,15 +974,63 @@ mod tests {
         assert!(verdict.notes[0].contains("ignored, so not run: t: ex1_a::slow"));
     }
 
+    /// An exercise `id` with `tests`, as the ordering check sees it.
+    fn named(id: &str, tests: &str) -> Exercise {
+        Exercise {
+            id: id.into(),
+            ..exercise(tests, &[])
+        }
+    }
+
     #[test]
-    fn options_parse() {
-        let options =
-            Options::parse(&["--timeout", "5", "ex1-a", "--jobs", "1", "stage2"]).unwrap();
-        assert_eq!(options.timeout, Duration::from_secs(5));
-        assert_eq!(options.jobs, 1);
-        assert_eq!(options.only, ["ex1-a", "stage2"]);
-        assert!(Options::parse(&["--timeout", "0"]).is_err());
-        assert!(Options::parse(&["--fast"]).is_err());
+    fn tests_of_an_earlier_exercise_that_fail_are_an_ordering_error() {
+        let pop = named("ex2-pop", "ex2_pop");
+        let dedup = named("ex2-dedup", "ex2_dedup");
+        let mut replace = named("ex2-replace-deletions", "ex2_replace_deletions");
+        // Even when the later exercise's `also_breaks` admit it.
+        replace.also_breaks = vec!["ex2_pop::".into()];
+        let results = [
+            result("ex2_replace_deletions::one", fail()),
+            result("ex2_pop::has_synced", fail()),
+            result("ex2_pop::in_order", fail()),
+            result("ex2_pop::wakes", Outcome::Pass),
+            result("ex2_dedup::keeps", Outcome::Pass),
+            result("unrelated", Outcome::Pass),
+        ];
+        let verdict = judge(
+            &replace,
+            &[&pop, &dedup],
+            &results,
+            &[],
+            Duration::from_secs(60),
+        );
+        assert_eq!(verdict.problems.len(), 1, "{:#?}", verdict.problems);
+        assert!(
+            verdict.problems[0]
+                .starts_with("ex2-pop's tests need ex2-replace-deletions, which comes later"),
+            "{}",
+            verdict.problems[0]
+        );
+        assert!(verdict.problems[0].contains("t: ex2_pop::has_synced\n      t: ex2_pop::in_order"));
+        assert_eq!((verdict.red, verdict.also_failed, verdict.green), (1, 2, 2));
+        // Without `also_breaks`, the same failures are reported once, as an ordering error.
+        replace.also_breaks.clear();
+        let verdict = judge(&replace, &[&pop], &results, &[], Duration::from_secs(60));
+        assert_eq!(verdict.problems.len(), 1, "{:#?}", verdict.problems);
+        assert!(verdict.problems[0].starts_with("ex2-pop's tests need"));
+        // Later exercises' tests may fail: that is what `also_breaks` is for.
+        let verdict = judge(
+            &pop,
+            &[],
+            &[
+                result("ex2_pop::in_order", fail()),
+                result("ex2_replace_deletions::one", fail()),
+            ],
+            &[],
+            Duration::from_secs(60),
+        );
+        assert_eq!(verdict.problems.len(), 1);
+        assert!(verdict.problems[0].contains("outside `tests` and `also_breaks`"));
     }
 
     #[test]
