@@ -351,10 +351,6 @@ enum Flow {
 /// When [`Reflector::handle_any_watch`] returns of its own accord: client-go's
 /// `exitOnWatchListBookmarkReceived`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[allow(
-    dead_code,
-    reason = "`InitialEventsEnd` is used only by the ex3-streaming-list exercise, which may be stubbed"
-)]
 enum ExitOn {
     /// Only when the stream ends (a plain watch).
     StreamEnd,
@@ -378,10 +374,6 @@ enum WatchEnd {
 
 /// What the watch loop does next: the decision at the end of client-go's `Reflector.watch`.
 #[derive(Debug)]
-#[allow(
-    dead_code,
-    reason = "built only in `after_watch`, the ex3-after-watch exercise, which may be stubbed"
-)]
 enum AfterWatch {
     /// Shutdown was requested.
     Stop,
@@ -716,10 +708,6 @@ where
     /// The retry rule of `watchList` (`isErrorRetriableWithSideEffectsFn`): back off after
     /// 429 or connection refused; after 410 or "too large" mark the version unavailable and
     /// start over from `""`. `None` means give up.
-    #[allow(
-        dead_code,
-        reason = "used only by the ex3-streaming-list exercise, which may be stubbed"
-    )]
     async fn retry_streaming_list_after(
         &self,
         error: &Error,
@@ -929,10 +917,6 @@ where
     }
 
     /// Mirrors `rewatchResourceVersion`: where a streaming list starts.
-    #[allow(
-        dead_code,
-        reason = "used only by the ex3-streaming-list exercise, which may be stubbed"
-    )]
     fn rewatch_resource_version(&self) -> String {
         self.state
             .lock()

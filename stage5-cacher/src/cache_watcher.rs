@@ -71,10 +71,6 @@ pub struct CacheWatcher {
     input: mpsc::Sender<Arc<WatchCacheEvent>>,
     /// Closed when the watcher stops (`done`).
     done: CancellationToken,
-    #[allow(
-        dead_code,
-        reason = "used only by the ex5-convert exercise, which may be stubbed"
-    )]
     filter: WatchFilter,
     /// Set once, under the Cacher's lock, when the watcher is stopped.
     stopped: AtomicBool,

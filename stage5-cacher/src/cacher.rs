@@ -253,10 +253,6 @@ struct CacherInner {
     listed_once: AtomicBool,
     /// Node-name trigger: pods are indexed by `spec.nodeName`.
     has_trigger: bool,
-    #[allow(
-        dead_code,
-        reason = "used only by the ex5-dispatch exercise, which may be stubbed"
-    )]
     budget: TimeBudget,
     events_dispatched: AtomicU64,
     watchers_terminated_slow: AtomicU64,
@@ -734,10 +730,6 @@ impl CacherInner {
 
     /// The watcher could not take an event in time: close it (the client will watch again from
     /// its last version).
-    #[allow(
-        dead_code,
-        reason = "used only by the ex5-dispatch exercise, which may be stubbed"
-    )]
     fn close_unresponsive(&self, watcher: &CacheWatcher) {
         tracing::info!(
             resource = self.info.plural,
@@ -755,10 +747,6 @@ impl CacherInner {
     /// those due one. Otherwise: those scoped to the event's namespace and name (and the
     /// unscoped), plus those whose trigger value is the event's new or previous node name (all
     /// trigger watchers when the resource has no trigger).
-    #[allow(
-        dead_code,
-        reason = "used only by the ex5-dispatch exercise, which may be stubbed"
-    )]
     fn start_dispatching(
         &self,
         event: &WatchCacheEvent,
@@ -825,10 +813,6 @@ impl CacherInner {
     // ANCHOR_END: start_dispatching
 
     /// Mirrors `finishDispatching`: watchers that just got a bookmark are filed for the next one.
-    #[allow(
-        dead_code,
-        reason = "used only by the ex5-dispatch exercise, which may be stubbed"
-    )]
     fn finish_dispatching(&self, expired_bookmark_watchers: Vec<Arc<CacheWatcher>>) {
         if expired_bookmark_watchers.is_empty() {
             return;

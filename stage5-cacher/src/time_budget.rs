@@ -21,10 +21,6 @@ pub const MAX_BUDGET: Duration = Duration::from_millis(100);
 #[derive(Debug)]
 pub struct TimeBudget {
     state: Mutex<BudgetState>,
-    #[allow(
-        dead_code,
-        reason = "used only by the ex5-time-budget exercise, which may be stubbed"
-    )]
     refresh: Duration,
     max_budget: Duration,
 }
@@ -32,10 +28,6 @@ pub struct TimeBudget {
 #[derive(Debug)]
 struct BudgetState {
     budget: Duration,
-    #[allow(
-        dead_code,
-        reason = "used only by the ex5-time-budget exercise, which may be stubbed"
-    )]
     last: Instant,
 }
 

@@ -131,20 +131,12 @@ impl Drop for ProgressRegistration {
 /// Mirrors `watchChan`: one etcd watch turned into Kubernetes watch events.
 pub struct WatchChan {
     kv: Arc<dyn Kv>,
-    #[allow(
-        dead_code,
-        reason = "used only by the ex5-transform exercise, which may be stubbed"
-    )]
     info: ResourceInfo,
     key: String,
     initial_rev: i64,
     force_initial_events: bool,
     recursive: bool,
     progress_notify: bool,
-    #[allow(
-        dead_code,
-        reason = "used only by the ex5-transform exercise, which may be stubbed"
-    )]
     internal_pred: SelectionPredicate,
     initial_events_end_bookmark: bool,
     progress_registry: Option<Arc<ProgressRegistry>>,
@@ -454,10 +446,6 @@ impl WatchChan {
 
     /// Mirrors `watchChan.prepareObjs`: decodes the new object (unless deleted) and the old one
     /// (only when deleted or when the filter needs it), both at the event's revision.
-    #[allow(
-        dead_code,
-        reason = "used only by the ex5-transform exercise, which may be stubbed"
-    )]
     fn prepare_objs(&self, e: &Event) -> Result<DecodedObjects, StorageError> {
         let current = if e.is_deleted {
             None
@@ -474,18 +462,10 @@ impl WatchChan {
         Ok((current, old))
     }
 
-    #[allow(
-        dead_code,
-        reason = "used only by the ex5-transform exercise, which may be stubbed"
-    )]
     fn filter(&self, obj: &Object) -> bool {
         self.internal_pred.is_everything() || self.internal_pred.matches(&self.info, obj)
     }
 
-    #[allow(
-        dead_code,
-        reason = "used only by the ex5-transform exercise, which may be stubbed"
-    )]
     fn accept_all(&self) -> bool {
         self.internal_pred.is_everything()
     }
@@ -508,10 +488,6 @@ impl WatchChan {
 }
 
 /// The new and the old object of an event, decoded when needed.
-#[allow(
-    dead_code,
-    reason = "used only by the ex5-transform exercise, which may be stubbed"
-)]
 type DecodedObjects = (Option<Arc<Object>>, Option<Arc<Object>>);
 
 // ANCHOR: interpret_watch_error

@@ -84,6 +84,19 @@ pub(crate) fn verify(root: &Path, options: &Options, style: &Style) -> Result<()
         options.jobs,
         options.timeout.as_secs()
     );
+    for chapter in &manifest.chapters {
+        let wanted = manifest
+            .exercises
+            .iter()
+            .any(|ex| ex.stage() == chapter.stage && selected.contains(ex.id.as_str()));
+        if let (true, Some(why)) = (wanted, &chapter.order_unenforced) {
+            println!(
+                "    {} stage {}: the exercise order is not enforced yet ({why})",
+                style.yellow("note:"),
+                chapter.stage
+            );
+        }
+    }
     let mut failed: Vec<String> = Vec::new();
     let mut proved = 0;
     let mut hangs = 0;
