@@ -593,18 +593,25 @@ macro_rules! embedded_tests {
     };
 }
 
-embedded_tests!(
-    create_get_and_conflicts,
-    updates_swap_on_mod_revision,
-    lists_follow_resource_version_rules,
-    watch_from_zero_lists_then_streams,
-    watch_from_a_version_replays_after_it,
-    compaction_ends_a_watch_with_410,
-    bookmarks_come_from_progress_notifications,
-    undecodable_values_end_the_watch_with_500,
-    run_watch_semantics_watch_list_at_the_current_rv,
-    run_watch_semantics_watch_list_at_a_future_rv_is_too_large,
-);
+/// Every scenario above, handed to `$runner`, which runs each on one backend.
+macro_rules! for_each_scenario {
+    ($runner:ident) => {
+        $runner!(
+            create_get_and_conflicts,
+            updates_swap_on_mod_revision,
+            lists_follow_resource_version_rules,
+            watch_from_zero_lists_then_streams,
+            watch_from_a_version_replays_after_it,
+            compaction_ends_a_watch_with_410,
+            bookmarks_come_from_progress_notifications,
+            undecodable_values_end_the_watch_with_500,
+            run_watch_semantics_watch_list_at_the_current_rv,
+            run_watch_semantics_watch_list_at_a_future_rv_is_too_large,
+        );
+    };
+}
+
+for_each_scenario!(embedded_tests);
 
 #[tokio::test]
 async fn dropping_the_watch_stops_the_watch_chan() {
@@ -746,18 +753,7 @@ mod real_etcd {
         };
     }
 
-    etcd_tests!(
-        create_get_and_conflicts,
-        updates_swap_on_mod_revision,
-        lists_follow_resource_version_rules,
-        watch_from_zero_lists_then_streams,
-        watch_from_a_version_replays_after_it,
-        compaction_ends_a_watch_with_410,
-        bookmarks_come_from_progress_notifications,
-        undecodable_values_end_the_watch_with_500,
-        run_watch_semantics_watch_list_at_the_current_rv,
-        run_watch_semantics_watch_list_at_a_future_rv_is_too_large,
-    );
+    for_each_scenario!(etcd_tests);
 
     #[tokio::test]
     async fn etcd_killed_while_watching_gives_an_error_event() {
