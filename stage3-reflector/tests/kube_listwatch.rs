@@ -417,14 +417,10 @@ async fn a_reflector_over_kube_client_fills_a_store() {
     );
     let shutdown = CancellationToken::new();
     let scenario = async {
-        let deadline = tokio::time::Instant::now() + WAIT;
-        while reflector.last_sync_resource_version() != "6" {
-            assert!(
-                tokio::time::Instant::now() < deadline,
-                "the watch event never arrived"
-            );
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
+        until_in_real_time("the watch event in the store", || {
+            reflector.last_sync_resource_version() == "6"
+        })
+        .await;
         shutdown.cancel();
     };
     tokio::time::timeout(WAIT * 2, async {
@@ -487,15 +483,10 @@ async fn a_reset_watch_connection_rewatches_from_the_last_version_without_a_list
         let watch = next_request(&mut requests).await;
         assert!(has_param(&watch, "resourceVersion=5"), "{watch}");
         // Let the event reach the store, then reset the connection under the watch.
-        let deadline = tokio::time::Instant::now() + WAIT;
-        while reflector.last_sync_resource_version() != "6" {
-            assert!(
-                tokio::time::Instant::now() < deadline,
-                "the event never arrived"
-            );
-            tokio::task::yield_now().await;
-            tokio::time::sleep(Duration::from_millis(2)).await;
-        }
+        until_in_real_time("the watch event in the store", || {
+            reflector.last_sync_resource_version() == "6"
+        })
+        .await;
         reset.notify_one();
         let after = next_request(&mut requests).await;
         shutdown.cancel();
@@ -514,6 +505,20 @@ async fn a_reset_watch_connection_rewatches_from_the_last_version_without_a_list
         store.ops(),
         vec![Op::Replace(2, "5".to_string()), Op::Add("c".to_string())]
     );
+}
+
+/// Waits until `condition` holds, checking every few milliseconds of real time, for at most
+/// [`WAIT`] (these tests do real I/O, so `common::eventually`'s paused-clock patience does not
+/// fit them).
+async fn until_in_real_time(what: &str, condition: impl Fn() -> bool) {
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while !condition() {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "timed out waiting for {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
 }
 
 async fn next_request(requests: &mut mpsc::UnboundedReceiver<String>) -> String {

@@ -121,11 +121,13 @@ impl Resource for Object {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use serde_json::json;
 
-    fn pod(name: &str, node: &str) -> Object {
+    /// A running pod on `node`, labelled `app=web`: the object the unit tests of this crate's
+    /// selection code share.
+    pub(crate) fn pod(name: &str, node: &str) -> Object {
         Object::new(&ResourceInfo::PODS, Some("default"), name)
             .with_data(json!({"spec": {"nodeName": node}, "status": {"phase": "Running"}}))
             .with_labels([("app", "web")])

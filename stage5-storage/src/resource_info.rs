@@ -174,14 +174,8 @@ impl ResourceInfo {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::object::tests::pod;
     use apimachinery::fields::field_value;
-    use serde_json::json;
-
-    fn pod(name: &str, node: &str) -> Object {
-        Object::new(&ResourceInfo::PODS, Some("default"), name)
-            .with_data(json!({"spec": {"nodeName": node}, "status": {"phase": "Running"}}))
-            .with_labels([("app", "web")])
-    }
 
     #[test]
     fn fields_follow_the_resource_and_read_dotted_paths() {

@@ -82,13 +82,7 @@ impl SelectionPredicate {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
-
-    fn pod(name: &str, node: &str) -> Object {
-        Object::new(&ResourceInfo::PODS, Some("default"), name)
-            .with_data(json!({"spec": {"nodeName": node}, "status": {"phase": "Running"}}))
-            .with_labels([("app", "web")])
-    }
+    use crate::object::tests::pod;
 
     #[test]
     fn a_predicate_rejects_unsupported_field_labels() {

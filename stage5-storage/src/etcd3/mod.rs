@@ -20,6 +20,16 @@ use bytes::Bytes;
 
 use crate::Object;
 use crate::StorageError;
+use crate::kv::{Kv, KvError, RangeRequest};
+
+/// Mirrors `storage.GetCurrentResourceVersionFromStorage`: etcd's current revision, read with a
+/// count-only range of `prefix` (the store's and the watchChan's one way to ask "where is etcd
+/// now?").
+pub async fn current_revision(kv: &dyn Kv, prefix: impl Into<Bytes>) -> Result<i64, KvError> {
+    let mut request = RangeRequest::prefix(prefix);
+    request.count_only = true;
+    Ok(kv.range(request).await?.header_revision)
+}
 
 /// Mirrors `decodeObj`: JSON to an [`Object`] whose resourceVersion is `rev`.
 pub fn decode(data: &[u8], rev: i64) -> Result<Object, StorageError> {

@@ -78,10 +78,10 @@ impl Etcd3Store {
     /// Mirrors `store.GetCurrentResourceVersion`: etcd's current revision, read with a count-only
     /// range of this type's prefix.
     pub async fn current_resource_version(&self) -> Result<u64, StorageError> {
-        let mut request = RangeRequest::prefix(self.info.key_prefix());
-        request.count_only = true;
-        let response = self.kv.range(request).await.map_err(internal)?;
-        Ok(u64::try_from(response.header_revision).unwrap_or(0))
+        let revision = super::current_revision(self.kv.as_ref(), self.info.key_prefix())
+            .await
+            .map_err(internal)?;
+        Ok(u64::try_from(revision).unwrap_or(0))
     }
 
     fn state(&self, kv: &KeyValue) -> Result<ObjState, StorageError> {

@@ -315,19 +315,16 @@ impl WatchChan {
     /// reached it, else `NewTooLargeResourceVersionError` (504, `ResourceVersionTooLarge`,
     /// Retry-After), and the client relists from `""`.
     async fn check_not_ahead(&self, initial_rev: i64) -> Result<(), StorageError> {
-        let request = RangeRequest {
-            key: self.key.clone().into(),
-            count_only: true,
-            ..RangeRequest::default()
-        };
-        let response = tokio::select! {
-            response = self.kv.range(request) => response.map_err(interpret_watch_error)?,
+        let current = tokio::select! {
+            current = super::current_revision(self.kv.as_ref(), self.key.clone()) => {
+                current.map_err(interpret_watch_error)?
+            }
             () = self.cancel.cancelled() => return Err(StorageError::Internal("cancelled".into())),
         };
-        if initial_rev > response.header_revision {
+        if initial_rev > current {
             return Err(StorageError::TooLargeResourceVersion {
                 requested: u64::try_from(initial_rev).unwrap_or(0),
-                current: u64::try_from(response.header_revision).unwrap_or(0),
+                current: u64::try_from(current).unwrap_or(0),
             });
         }
         Ok(())
