@@ -1,9 +1,11 @@
 //! Field selectors: `spec.nodeName=node-1,status.phase!=Failed`.
 //!
-//! Mirrors apimachinery's [`pkg/fields`] (`selector.go`: `ParseSelector`, `RequiresExactMatch`,
-//! `Matches`; `fields.go`: `Set`). An object's selectable fields are computed once, by the
-//! resource's strategy (`GetAttrs`/`ToSelectableFields` in each registry's `strategy.go`), into a
-//! small [`Fields`] set; a [`FieldSelector`] is an AND of `=`/`==`/`!=` requirements over it.
+//! Mirrors apimachinery's [`pkg/fields`] (`selector.go`: `ParseSelector`,
+//! `RequiresExactMatch`, `Matches`; `fields.go`: `Set`). An object's selectable
+//! fields are computed once, by the resource's strategy
+//! (`GetAttrs`/`ToSelectableFields` in each registry's `strategy.go`), into a
+//! small [`Fields`] set; a [`FieldSelector`] is an AND of `=`/`==`/`!=` requirements
+//! over it.
 //!
 //! Stage 5's server parses `?fieldSelector=` with it, and its watch cache asks
 //! [`FieldSelector::requires_exact_match`] for the trigger value (`spec.nodeName`).
@@ -45,14 +47,15 @@ pub struct FieldRequirement {
     pub value: String,
 }
 
-/// A parsed field selector: apimachinery's `fields.Selector` (an AND of requirements).
+/// A parsed field selector: apimachinery's `fields.Selector` (an AND of
+/// requirements).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct FieldSelector {
     requirements: Vec<FieldRequirement>,
 }
 
-/// Why a field selector was rejected: a term without an operator (`fields.ParseSelector`'s
-/// "invalid selector" error).
+/// Why a field selector was rejected: a term without an operator
+/// (`fields.ParseSelector`'s "invalid selector" error).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("invalid selector: '{selector}'; can't understand '{term}'")]
 pub struct FieldSelectorError {
@@ -63,8 +66,9 @@ pub struct FieldSelectorError {
 }
 
 impl FieldSelector {
-    /// Mirrors `fields.ParseSelector`: `a=b,c!=d,e==f`; an empty string selects everything.
-    /// Backslash escapes `\,` `\=` `\!` and `\\` are honoured in values.
+    /// Mirrors `fields.ParseSelector`: `a=b,c!=d,e==f`; an empty string selects
+    /// everything. Backslash escapes `\,` `\=` `\!` and `\\` are honoured in
+    /// values.
     pub fn parse(selector: &str) -> Result<FieldSelector, FieldSelectorError> {
         let mut requirements = Vec::new();
         for term in split_unescaped(selector, ',') {
@@ -102,7 +106,8 @@ impl FieldSelector {
         self.requirements.is_empty()
     }
 
-    /// Mirrors `Selector.RequiresExactMatch`: the value `field` must equal, if the selector says.
+    /// Mirrors `Selector.RequiresExactMatch`: the value `field` must equal, if the
+    /// selector says.
     pub fn requires_exact_match(&self, field: &str) -> Option<&str> {
         self.requirements
             .iter()
@@ -110,7 +115,8 @@ impl FieldSelector {
             .map(|r| r.value.as_str())
     }
 
-    /// Whether an object with these fields is selected. A missing field reads as `""`.
+    /// Whether an object with these fields is selected. A missing field reads as
+    /// `""`.
     pub fn matches(&self, fields: &Fields) -> bool {
         self.requirements.iter().all(|r| {
             let actual = field_value(fields, &r.field).unwrap_or("");
@@ -202,7 +208,8 @@ mod tests {
 
     #[test]
     fn field_selectors_parse_match_and_report_exact_matches() {
-        let sel = FieldSelector::parse("spec.nodeName=node-1,status.phase!=Failed").unwrap();
+        let sel = FieldSelector::parse("spec.nodeName=node-1,status.phase!=Failed")
+            .unwrap();
         assert_eq!(sel.requires_exact_match("spec.nodeName"), Some("node-1"));
         assert_eq!(sel.requires_exact_match("status.phase"), None);
         assert!(sel.matches(&fields("node-1")));
@@ -223,7 +230,8 @@ mod tests {
 
     #[test]
     fn a_missing_field_reads_as_empty_and_selectors_print_back() {
-        let sel = FieldSelector::parse("spec.missing!=x, spec.nodeName == n").unwrap();
+        let sel =
+            FieldSelector::parse("spec.missing!=x, spec.nodeName == n").unwrap();
         assert!(sel.matches(&fields("n")));
         assert_eq!(sel.to_string(), "spec.missing!=x,spec.nodeName=n");
         assert_eq!(field_value(&fields("n"), "status.phase"), Some("Running"));

@@ -1,14 +1,16 @@
 //! Label selector strings: `app=web,tier in (frontend,backend),!canary`.
 //!
-//! Mirrors apimachinery's [`pkg/labels/selector.go`]: its lexer (`Lexer.Lex`), its recursive
-//! descent parser (`Parser.parse`, `parseRequirement`, `parseValues`, `parseIdentifiersList`,
-//! `parseExactValue`) and the key and value checks it borrows from
-//! [`pkg/util/validation/validation.go`] (`IsQualifiedName`, `IsDNS1123Subdomain`,
-//! `IsValidLabelValue`). The result is kube's [`Selector`], so a parsed selector can go straight
-//! into `ListParams::labels_from` as well as into a lister.
+//! Mirrors apimachinery's [`pkg/labels/selector.go`]: its lexer (`Lexer.Lex`), its
+//! recursive descent parser (`Parser.parse`, `parseRequirement`, `parseValues`,
+//! `parseIdentifiersList`, `parseExactValue`) and the key and value checks it
+//! borrows from [`pkg/util/validation/validation.go`] (`IsQualifiedName`,
+//! `IsDNS1123Subdomain`, `IsValidLabelValue`). The result is kube's [`Selector`], so
+//! a parsed selector can go straight into `ListParams::labels_from` as well as into
+//! a lister.
 //!
-//! kube can *match* a [`Selector`] against a label map but cannot *parse* one from a string; a
-//! lister (and stage 5's HTTP edge, which receives `?labelSelector=`) needs both.
+//! kube can *match* a [`Selector`] against a label map but cannot *parse* one from a
+//! string; a lister (and stage 5's HTTP edge, which receives `?labelSelector=`)
+//! needs both.
 //!
 //! ## Grammar
 //!
@@ -24,22 +26,26 @@
 //!  VALUE ::= "" | name
 //! ```
 //!
-//! Whitespace (space, tab, CR, LF) may surround any token. `in` and `notin` are keywords only
-//! where an operator is expected: `in in (in, notin)` is a valid selector.
+//! Whitespace (space, tab, CR, LF) may surround any token. `in` and `notin` are
+//! keywords only where an operator is expected: `in in (in, notin)` is a valid
+//! selector.
 //!
 //! ## Where this differs from apimachinery
-//! - `>` and `<` (apimachinery's `GreaterThan`/`LessThan`, which compare integer label values) are
-//!   recognised but rejected with [`SelectorError::UnsupportedOperator`]: kube's [`Expression`]
-//!   has no variant for them.
-//! - `==` parses to [`Expression::Equal`] and prints back as `=`; apimachinery keeps a separate
-//!   `DoubleEquals` operator that matches the same way.
-//! - Every error carries the byte position of the offending token, and the "missing `)`" error
-//!   names the token actually found (apimachinery reports the token before the list).
-//! - A NUL byte is an ordinary character here (and so an invalid key or value); apimachinery's
-//!   lexer treats it as the end of the string.
+//! - `>` and `<` (apimachinery's `GreaterThan`/`LessThan`, which compare integer
+//!   label values) are recognised but rejected with
+//!   [`SelectorError::UnsupportedOperator`]: kube's [`Expression`] has no variant
+//!   for them.
+//! - `==` parses to [`Expression::Equal`] and prints back as `=`; apimachinery keeps
+//!   a separate `DoubleEquals` operator that matches the same way.
+//! - Every error carries the byte position of the offending token, and the "missing
+//!   `)`" error names the token actually found (apimachinery reports the token
+//!   before the list).
+//! - A NUL byte is an ordinary character here (and so an invalid key or value);
+//!   apimachinery's lexer treats it as the end of the string.
 //!
-//! Like apimachinery, the requirements come out sorted by key (a stable sort, so requirements on
-//! the same key keep their order), and `key in ()` is accepted as `key in ("")`.
+//! Like apimachinery, the requirements come out sorted by key (a stable sort, so
+//! requirements on the same key keep their order), and `key in ()` is accepted as
+//! `key in ("")`.
 //!
 //! [`pkg/labels/selector.go`]: https://github.com/kubernetes/apimachinery/blob/v0.34.0/pkg/labels/selector.go
 //! [`pkg/util/validation/validation.go`]: https://github.com/kubernetes/apimachinery/blob/v0.34.0/pkg/util/validation/validation.go
@@ -50,15 +56,15 @@ use std::fmt;
 use kube::core::{Expression, Selector, SelectorExt};
 
 // ANCHOR: selector_error
-/// Mirrors the errors of apimachinery's `labels.Parse`: why a selector string was rejected and
-/// where.
+/// Mirrors the errors of apimachinery's `labels.Parse`: why a selector string was
+/// rejected and where.
 ///
-/// Positions are byte offsets from the start of the selector string; the end of the string is at
-/// `selector.len()`.
+/// Positions are byte offsets from the start of the selector string; the end of the
+/// string is at `selector.len()`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SelectorError {
-    /// Inside one requirement, a token is not what the grammar allows there: a missing `(` or
-    /// `)`, a missing value, or an unknown operator.
+    /// Inside one requirement, a token is not what the grammar allows there: a
+    /// missing `(` or `)`, a missing value, or an unknown operator.
     #[error(
         "unable to parse requirement: found {found} at position {position}: expected {expected}"
     )]
@@ -71,8 +77,9 @@ pub enum SelectorError {
         expected: &'static str,
     },
 
-    /// Between requirements, a token is not what the grammar allows there: a trailing or doubled
-    /// comma, or a second operator such as the `=` in `key=a=b`.
+    /// Between requirements, a token is not what the grammar allows there: a
+    /// trailing or doubled comma, or a second operator such as the `=` in
+    /// `key=a=b`.
     #[error("found {found} at position {position}: expected {expected}")]
     UnexpectedSeparator {
         /// Where the token starts.
@@ -96,7 +103,8 @@ pub enum SelectorError {
         reason: String,
     },
 
-    /// Mirrors apimachinery's `validateLabelValue`: the value is not a valid label value.
+    /// Mirrors apimachinery's `validateLabelValue`: the value is not a valid label
+    /// value.
     #[error(
         "unable to parse requirement: invalid label value {value:?} for key {key:?} at position {position}: {reason}"
     )]
@@ -111,7 +119,8 @@ pub enum SelectorError {
         reason: String,
     },
 
-    /// The operator is valid Kubernetes syntax that kube's [`Selector`] cannot represent.
+    /// The operator is valid Kubernetes syntax that kube's [`Selector`] cannot
+    /// represent.
     #[error(
         "unable to parse requirement: operator '{operator}' at position {position} is not supported: \
          kube's Selector has no greater-than or less-than expression; list the wanted values with 'in' instead"
@@ -138,8 +147,8 @@ impl SelectorError {
     }
 }
 
-/// Mirrors the `found '…'` part of apimachinery's parse errors: the token a [`SelectorError`]
-/// found where the grammar expected something else.
+/// Mirrors the `found '…'` part of apimachinery's parse errors: the token a
+/// [`SelectorError`] found where the grammar expected something else.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Found {
     /// A token, as written (an identifier, a keyword or a symbol).
@@ -161,10 +170,10 @@ impl fmt::Display for Found {
 /// Mirrors apimachinery's `labels.Parse`: parses a label selector string into kube's
 /// [`Selector`].
 ///
-/// The empty string (or only whitespace) selects everything. The requirements come out sorted by
-/// key, as in apimachinery, so two spellings of the same selector compare equal. Keys and values
-/// are validated as the apiserver validates them; the first problem found is returned, with its
-/// byte position. Never panics.
+/// The empty string (or only whitespace) selects everything. The requirements come
+/// out sorted by key, as in apimachinery, so two spellings of the same selector
+/// compare equal. Keys and values are validated as the apiserver validates them; the
+/// first problem found is returned, with its byte position. Never panics.
 ///
 /// ```
 /// # use std::collections::BTreeMap;
@@ -185,18 +194,23 @@ pub fn parse_label_selector(selector: &str) -> Result<Selector, SelectorError> {
         position: 0,
     };
     let mut requirements = parser.parse()?;
-    // Mirrors `sort.Sort(ByKey(items))`: a deterministic order, whatever the spelling.
+    // Mirrors `sort.Sort(ByKey(items))`: a deterministic order, whatever the
+    // spelling.
     requirements.sort_by(|a, b| expression_key(a).cmp(expression_key(b)));
     Ok(requirements.into_iter().collect())
 }
 // ANCHOR_END: parse_label_selector
 
-/// Mirrors apimachinery's `Selector.Matches(labels.Set(obj.GetLabels()))`: whether an object
-/// with these labels is selected.
+/// Mirrors apimachinery's `Selector.Matches(labels.Set(obj.GetLabels()))`: whether
+/// an object with these labels is selected.
 ///
-/// An object without labels (`None`) is treated as having an empty label map, as a nil Go map
-/// is: it matches `!key` and `key notin (…)` requirements and nothing that needs a label present.
-pub fn matches_labels(selector: &Selector, labels: Option<&BTreeMap<String, String>>) -> bool {
+/// An object without labels (`None`) is treated as having an empty label map, as a
+/// nil Go map is: it matches `!key` and `key notin (…)` requirements and nothing
+/// that needs a label present.
+pub fn matches_labels(
+    selector: &Selector,
+    labels: Option<&BTreeMap<String, String>>,
+) -> bool {
     static NO_LABELS: BTreeMap<String, String> = BTreeMap::new();
     selector.matches(labels.unwrap_or(&NO_LABELS))
 }
@@ -217,8 +231,8 @@ fn expression_key(expression: &Expression) -> &str {
 // Lexer
 // ---------------------------------------------------------------------------------------------
 
-/// Mirrors apimachinery's `Token` constants (without `ErrorToken`, which its lexer never
-/// produces either).
+/// Mirrors apimachinery's `Token` constants (without `ErrorToken`, which its lexer
+/// never produces either).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum TokenKind {
     EndOfString,
@@ -263,11 +277,12 @@ fn is_special_symbol(byte: u8) -> bool {
     matches!(byte, b'=' | b'!' | b'(' | b')' | b',' | b'>' | b'<')
 }
 
-/// Mirrors apimachinery's `Parser.scan` over `Lexer.Lex`: the whole input as tokens, ending with
-/// exactly one `EndOfString`.
+/// Mirrors apimachinery's `Parser.scan` over `Lexer.Lex`: the whole input as tokens,
+/// ending with exactly one `EndOfString`.
 ///
-/// Token boundaries fall on ASCII bytes or the ends of the input, so every slice is on a `char`
-/// boundary; multi-byte characters end up inside identifiers (and then fail validation).
+/// Token boundaries fall on ASCII bytes or the ends of the input, so every slice is
+/// on a `char` boundary; multi-byte characters end up inside identifiers (and then
+/// fail validation).
 fn lex(input: &str) -> Vec<Token<'_>> {
     let bytes = input.as_bytes();
     let mut tokens = Vec::with_capacity(bytes.len() / 2 + 2);
@@ -286,8 +301,8 @@ fn lex(input: &str) -> Vec<Token<'_>> {
             return tokens;
         };
         let kind = if is_special_symbol(first) {
-            // Mirrors `scanSpecialSymbol`: the longest symbol token, and the only two-byte ones
-            // are `!=` and `==`.
+            // Mirrors `scanSpecialSymbol`: the longest symbol token, and the only
+            // two-byte ones are `!=` and `==`.
             match (first, bytes.get(pos + 1)) {
                 (b'!', Some(b'=')) => {
                     pos += 2;
@@ -336,8 +351,8 @@ fn lex(input: &str) -> Vec<Token<'_>> {
 // Parser
 // ---------------------------------------------------------------------------------------------
 
-/// Mirrors apimachinery's `ParserContext`: where `in` and `notin` are operators and where they
-/// are plain identifiers (keys and values).
+/// Mirrors apimachinery's `ParserContext`: where `in` and `notin` are operators and
+/// where they are plain identifiers (keys and values).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Context {
     KeyAndOperator,
@@ -363,8 +378,8 @@ struct Parser<'a> {
 }
 
 impl<'a> Parser<'a> {
-    /// Mirrors `Parser.lookahead`: the current token, without moving. Past the end it keeps
-    /// returning `EndOfString`.
+    /// Mirrors `Parser.lookahead`: the current token, without moving. Past the end
+    /// it keeps returning `EndOfString`.
     fn lookahead(&self, context: Context) -> Token<'a> {
         let mut token = self
             .tokens
@@ -376,13 +391,16 @@ impl<'a> Parser<'a> {
                 literal: "",
                 position: 0,
             });
-        if context == Context::Values && matches!(token.kind, TokenKind::In | TokenKind::NotIn) {
+        if context == Context::Values
+            && matches!(token.kind, TokenKind::In | TokenKind::NotIn)
+        {
             token.kind = TokenKind::Identifier;
         }
         token
     }
 
-    /// Mirrors `Parser.consume`: the current token, moving past it (but never past the end).
+    /// Mirrors `Parser.consume`: the current token, moving past it (but never past
+    /// the end).
     fn consume(&mut self, context: Context) -> Token<'a> {
         let token = self.lookahead(context);
         if self.position + 1 < self.tokens.len() {
@@ -391,7 +409,8 @@ impl<'a> Parser<'a> {
         token
     }
 
-    /// Mirrors `Parser.parse`: comma-separated requirements up to the end of the string.
+    /// Mirrors `Parser.parse`: comma-separated requirements up to the end of the
+    /// string.
     fn parse(&mut self) -> Result<Vec<Expression>, SelectorError> {
         let mut requirements = Vec::new();
         loop {
@@ -404,12 +423,22 @@ impl<'a> Parser<'a> {
                         TokenKind::EndOfString => return Ok(requirements),
                         TokenKind::Comma => {
                             let next = self.lookahead(Context::Values);
-                            if !matches!(next.kind, TokenKind::Identifier | TokenKind::DoesNotExist)
-                            {
-                                return Err(separator_error(next, "an identifier after ','"));
+                            if !matches!(
+                                next.kind,
+                                TokenKind::Identifier | TokenKind::DoesNotExist
+                            ) {
+                                return Err(separator_error(
+                                    next,
+                                    "an identifier after ','",
+                                ));
                             }
                         }
-                        _ => return Err(separator_error(after, "',' or end of string")),
+                        _ => {
+                            return Err(separator_error(
+                                after,
+                                "',' or end of string",
+                            ));
+                        }
                     }
                 }
                 TokenKind::EndOfString => return Ok(requirements),
@@ -428,7 +457,9 @@ impl<'a> Parser<'a> {
         let (key, key_operator) = self.parse_key_and_infer_operator()?;
         match key_operator {
             KeyOperator::Exists => return Ok(Expression::Exists(key.to_string())),
-            KeyOperator::DoesNotExist => return Ok(Expression::DoesNotExist(key.to_string())),
+            KeyOperator::DoesNotExist => {
+                return Ok(Expression::DoesNotExist(key.to_string()));
+            }
             KeyOperator::Binary => {}
         }
         let operator = self.consume(Context::KeyAndOperator);
@@ -466,9 +497,11 @@ impl<'a> Parser<'a> {
         }
     }
 
-    /// Mirrors `Parser.parseKeyAndInferOperator`: an optional `!`, a valid key, and whether an
-    /// operator follows.
-    fn parse_key_and_infer_operator(&mut self) -> Result<(&'a str, KeyOperator), SelectorError> {
+    /// Mirrors `Parser.parseKeyAndInferOperator`: an optional `!`, a valid key, and
+    /// whether an operator follows.
+    fn parse_key_and_infer_operator(
+        &mut self,
+    ) -> Result<(&'a str, KeyOperator), SelectorError> {
         let mut token = self.consume(Context::Values);
         let negated = token.kind == TokenKind::DoesNotExist;
         if negated {
@@ -485,8 +518,8 @@ impl<'a> Parser<'a> {
                 reason: errors.join("; "),
             });
         }
-        // As in apimachinery, `!key` is complete whatever follows; anything but ',' or the end
-        // is then rejected between requirements (`!x=a`).
+        // As in apimachinery, `!key` is complete whatever follows; anything but ','
+        // or the end is then rejected between requirements (`!x=a`).
         let operator = if negated {
             KeyOperator::DoesNotExist
         } else if matches!(
@@ -500,7 +533,8 @@ impl<'a> Parser<'a> {
         Ok((token.literal, operator))
     }
 
-    /// Mirrors `Parser.parseValues`: `(` values `)`, where `()` is the single empty value.
+    /// Mirrors `Parser.parseValues`: `(` values `)`, where `()` is the single empty
+    /// value.
     fn parse_values(&mut self) -> Result<Vec<Token<'a>>, SelectorError> {
         let open = self.consume(Context::Values);
         if open.kind != TokenKind::OpenPar {
@@ -524,8 +558,9 @@ impl<'a> Parser<'a> {
         }
     }
 
-    /// Mirrors `Parser.parseIdentifiersList`: comma-separated, possibly empty values, leaving the
-    /// closing `)` for the caller. `(,a)`, `(a,,b)` and `(a,)` all contain the empty value.
+    /// Mirrors `Parser.parseIdentifiersList`: comma-separated, possibly empty
+    /// values, leaving the closing `)` for the caller. `(,a)`, `(a,,b)` and
+    /// `(a,)` all contain the empty value.
     fn parse_identifiers_list(&mut self) -> Result<Vec<Token<'a>>, SelectorError> {
         let mut values = Vec::new();
         loop {
@@ -557,12 +592,18 @@ impl<'a> Parser<'a> {
                         _ => {}
                     }
                 }
-                _ => return Err(requirement_error(token, "',', ')' or an identifier")),
+                _ => {
+                    return Err(requirement_error(
+                        token,
+                        "',', ')' or an identifier",
+                    ));
+                }
             }
         }
     }
 
-    /// Mirrors `Parser.parseExactValue`: one value, which may be empty (`key=`, `key=,other`).
+    /// Mirrors `Parser.parseExactValue`: one value, which may be empty (`key=`,
+    /// `key=,other`).
     fn parse_exact_value(&mut self) -> Result<Token<'a>, SelectorError> {
         let next = self.lookahead(Context::Values);
         if matches!(next.kind, TokenKind::EndOfString | TokenKind::Comma) {
@@ -642,9 +683,9 @@ fn is_qualified_name_part(name: &str) -> bool {
         (Some(first), Some(last)) => {
             first.is_ascii_alphanumeric()
                 && last.is_ascii_alphanumeric()
-                && bytes
-                    .iter()
-                    .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+                && bytes.iter().all(|b| {
+                    b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.')
+                })
         }
         _ => false,
     }
@@ -667,7 +708,8 @@ fn is_dns1123_subdomain(value: &str) -> bool {
     })
 }
 
-/// Mirrors `validation.IsQualifiedName`: every rule a label key breaks (none if it is valid).
+/// Mirrors `validation.IsQualifiedName`: every rule a label key breaks (none if it
+/// is valid).
 fn qualified_name_errors(value: &str) -> Vec<String> {
     let mut errors = Vec::new();
     let mut parts = value.split('/');
@@ -708,8 +750,8 @@ fn qualified_name_errors(value: &str) -> Vec<String> {
     errors
 }
 
-/// Mirrors `validation.IsValidLabelValue`: every rule a label value breaks (none if it is
-/// valid). The empty value is valid.
+/// Mirrors `validation.IsValidLabelValue`: every rule a label value breaks (none if
+/// it is valid). The empty value is valid.
 fn label_value_errors(value: &str) -> Vec<String> {
     let mut errors = Vec::new();
     if value.len() > QUALIFIED_NAME_MAX_LENGTH {

@@ -1,8 +1,9 @@
 //! # The ground floor: apimachinery's selectors
 //!
-//! Both sides of the watch select objects the same way: a client's lister (stage 4) and the
-//! server's `?labelSelector=` and `?fieldSelector=` (stage 5). In Kubernetes both sides import
-//! `k8s.io/apimachinery`; here both stand on this small crate, which every stage may use.
+//! Both sides of the watch select objects the same way: a client's lister (stage 4)
+//! and the server's `?labelSelector=` and `?fieldSelector=` (stage 5). In Kubernetes
+//! both sides import `k8s.io/apimachinery`; here both stand on this small crate,
+//! which every stage may use.
 //!
 //! | Go (k8s.io/apimachinery)                                  | Rust                          |
 //! |-----------------------------------------------------------|-------------------------------|
@@ -15,6 +16,7 @@ pub mod fields;
 pub mod labels;
 
 pub use fields::{
-    FieldOp, FieldRequirement, FieldSelector, FieldSelectorError, Fields, field_value,
+    FieldOp, FieldRequirement, FieldSelector, FieldSelectorError, Fields,
+    field_value,
 };
 pub use labels::*;

@@ -1,10 +1,11 @@
 //! Stage 1 benches.
 //!
-//! - `indexer_update` mirrors client-go's `BenchmarkIndexer` (thread_safe_store_test.go): 5000
-//!   string objects `object-number-i`, one identity index, round-robin updates of unchanged values.
+//! - `indexer_update` mirrors client-go's `BenchmarkIndexer`
+//!   (thread_safe_store_test.go): 5000 string objects `object-number-i`, one
+//!   identity index, round-robin updates of unchanged values.
 //! - `by_index` queries one namespace of 100,000 pods spread over 100 namespaces.
-//! - Before the timed benches, allocations per update and the namespace index's bytes per object
-//!   are counted and printed.
+//! - Before the timed benches, allocations per update and the namespace index's
+//!   bytes per object are counted and printed.
 //!
 //! Run with `cargo bench -p stage1-store --bench indexer`.
 
@@ -16,8 +17,8 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use stage1_store::{
-    Cache, NAMESPACE_INDEX, Store, ThreadSafeStore, index_func, indexers, meta_namespace_key_func,
-    new_store,
+    Cache, NAMESPACE_INDEX, Store, ThreadSafeStore, index_func, indexers,
+    meta_namespace_key_func, new_store,
 };
 
 const OBJECTS: usize = 5000;
@@ -53,8 +54,8 @@ fn pods() -> Vec<Arc<Pod>> {
         .collect()
 }
 
-/// Counts what the benches cannot show as time: allocations per unchanged update, and the bytes
-/// the namespace index adds per object.
+/// Counts what the benches cannot show as time: allocations per unchanged update,
+/// and the bytes the namespace index adds per object.
 fn report_memory() {
     let (store, objects) = identity_store();
     let updates = 10 * OBJECTS;
@@ -71,8 +72,10 @@ fn report_memory() {
     );
 
     let pods = pods();
-    let key_func: stage1_store::KeyFunc<Pod> = Arc::new(meta_namespace_key_func::<Pod>);
-    // Keep each store alive past the measurement, so `bytes_current` is what it holds.
+    let key_func: stage1_store::KeyFunc<Pod> =
+        Arc::new(meta_namespace_key_func::<Pod>);
+    // Keep each store alive past the measurement, so `bytes_current` is what it
+    // holds.
     let mut plain_store = None;
     let plain = allocation_counter::measure(|| {
         let store = new_store(key_func.clone());

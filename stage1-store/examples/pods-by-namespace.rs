@@ -1,5 +1,5 @@
-//! Builds an indexer over a few pods, the way an informer's cache holds them, and asks it
-//! by-namespace and by-label questions.
+//! Builds an indexer over a few pods, the way an informer's cache holds them, and
+//! asks it by-namespace and by-label questions.
 //!
 //! Run with `cargo run -p stage1-store --example pods-by-namespace`.
 
@@ -9,7 +9,8 @@ use std::sync::Arc;
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use stage1_store::{
-    Cache, Indexer, NAMESPACE_INDEX, Store, StoreError, index_func, indexers, labels_index_func,
+    Cache, Indexer, NAMESPACE_INDEX, Store, StoreError, index_func, indexers,
+    labels_index_func,
 };
 
 fn pod(namespace: &str, name: &str, app: &str) -> Arc<Pod> {

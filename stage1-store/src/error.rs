@@ -1,17 +1,19 @@
 //! The errors of stage 1.
 //!
-//! client-go returns plain `error` values from most store calls and panics when an index function
-//! fails during a write. Here every failure is a typed error, and a failed write leaves the store
-//! exactly as it was.
+//! client-go returns plain `error` values from most store calls and panics when an
+//! index function fails during a write. Here every failure is a typed error, and a
+//! failed write leaves the store exactly as it was.
 
 use crate::index::BoxError;
 
 // ANCHOR: key_error
-/// Mirrors client-go's `KeyError`: a key function could not make a key for an object.
+/// Mirrors client-go's `KeyError`: a key function could not make a key for an
+/// object.
 #[derive(Debug, thiserror::Error)]
 #[error("couldn't create key for object {object}: {cause}")]
 pub struct KeyError {
-    /// A short description of the object, such as `Pod in namespace "default" with no name`.
+    /// A short description of the object, such as `Pod in namespace "default" with
+    /// no name`.
     pub object: String,
     /// Why no key could be made.
     #[source]
@@ -46,7 +48,9 @@ pub enum StoreError {
     Key(#[from] KeyError),
 
     /// A query named an index that the store does not have.
-    #[error("index with name {name:?} does not exist; add it with add_indexers first")]
+    #[error(
+        "index with name {name:?} does not exist; add it with add_indexers first"
+    )]
     IndexNotFound {
         /// The index name asked for.
         name: String,
@@ -59,8 +63,11 @@ pub enum StoreError {
         names: Vec<String>,
     },
 
-    /// An index function failed (or panicked) for an object. The write was not applied.
-    #[error("unable to calculate an index entry for key {key:?} on index {index:?}: {cause}")]
+    /// An index function failed (or panicked) for an object. The write was not
+    /// applied.
+    #[error(
+        "unable to calculate an index entry for key {key:?} on index {index:?}: {cause}"
+    )]
     IndexFunc {
         /// The index whose function failed.
         index: String,
@@ -71,8 +78,8 @@ pub enum StoreError {
         cause: BoxError,
     },
 
-    /// A store that builds on this one (a queue, a cache) refused the write for its own reason,
-    /// for example a transform function that failed.
+    /// A store that builds on this one (a queue, a cache) refused the write for its
+    /// own reason, for example a transform function that failed.
     #[error(transparent)]
     Other(BoxError),
 }

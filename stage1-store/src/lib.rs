@@ -1,11 +1,12 @@
 //! # Stage 1: the indexed thread-safe store
 //!
-//! The informer's local cache. Every object an informer has seen lives here, under a key such as
-//! `default/web-0`, and index functions let you ask "which pods are in namespace `default`?" or
-//! "which pods run on node `n1`?" without scanning everything.
+//! The informer's local cache. Every object an informer has seen lives here, under a
+//! key such as `default/web-0`, and index functions let you ask "which pods are in
+//! namespace `default`?" or "which pods run on node `n1`?" without scanning
+//! everything.
 //!
-//! This crate mirrors client-go's `tools/cache` package, the part that source document 003
-//! describes as the `threadSafeMap`:
+//! This crate mirrors client-go's `tools/cache` package, the part that source
+//! document 003 describes as the `threadSafeMap`:
 //!
 //! | client-go (Go) | here (Rust) |
 //! |---|---|
@@ -32,11 +33,13 @@
 //! ```
 //!
 //! ## Where this differs from client-go
-//! - `add_indexers` works on a store that already holds items (client-go allows it since 1.26).
+//! - `add_indexers` works on a store that already holds items (client-go allows it
+//!   since 1.26).
 //! - An index value whose key set becomes empty is removed (client-go issue 84959).
-//! - A failing or panicking index function makes the write return an error and leaves the store
-//!   unchanged; client-go panics.
-//! - Objects are `Arc<T>`: a `get` or `list` hands out shared references, never copies.
+//! - A failing or panicking index function makes the write return an error and
+//!   leaves the store unchanged; client-go panics.
+//! - Objects are `Arc<T>`: a `get` or `list` hands out shared references, never
+//!   copies.
 
 mod error;
 mod index;
@@ -45,11 +48,12 @@ mod thread_safe_store;
 
 pub use error::{InvalidKeyError, KeyError, StoreError};
 pub use index::{
-    BoxError, Index, IndexFunc, IndexValues, Indexers, Indices, NAMESPACE_INDEX, index_func,
-    indexers, labels_index_func, meta_namespace_index_func, namespace_indexers,
+    BoxError, Index, IndexFunc, IndexValues, Indexers, Indices, NAMESPACE_INDEX,
+    index_func, indexers, labels_index_func, meta_namespace_index_func,
+    namespace_indexers,
 };
 pub use store::{
-    Cache, Indexer, KeyFunc, KeyGetter, KeyLister, KeyListerGetter, Store, meta_namespace_key_func,
-    new_indexer, new_store, split_meta_namespace_key,
+    Cache, Indexer, KeyFunc, KeyGetter, KeyLister, KeyListerGetter, Store,
+    meta_namespace_key_func, new_indexer, new_store, split_meta_namespace_key,
 };
 pub use thread_safe_store::ThreadSafeStore;

@@ -1,10 +1,10 @@
 //! The store interfaces, key functions, and the keyed store.
 //!
 //! Mirrors client-go's [`tools/cache/store.go`]: the `Store` interface, `KeyFunc`,
-//! `MetaNamespaceKeyFunc`, `SplitMetaNamespaceKey`, and the `cache` struct behind `NewStore` and
-//! `NewIndexer` (here [`Cache`]). The `Indexer` interface comes from [`tools/cache/index.go`], and
-//! `KeyLister`, `KeyGetter` and `KeyListerGetter` from `delta_fifo.go`, where client-go declares
-//! them for the DeltaFIFO's known objects.
+//! `MetaNamespaceKeyFunc`, `SplitMetaNamespaceKey`, and the `cache` struct behind
+//! `NewStore` and `NewIndexer` (here [`Cache`]). The `Indexer` interface comes from
+//! [`tools/cache/index.go`], and `KeyLister`, `KeyGetter` and `KeyListerGetter` from
+//! `delta_fifo.go`, where client-go declares them for the DeltaFIFO's known objects.
 //!
 //! [`tools/cache/store.go`]: https://github.com/kubernetes/client-go/blob/v0.34.0/tools/cache/store.go
 //! [`tools/cache/index.go`]: https://github.com/kubernetes/client-go/blob/v0.34.0/tools/cache/index.go
@@ -19,7 +19,8 @@ use crate::thread_safe_store::ThreadSafeStore;
 
 // ANCHOR: key_func
 /// Mirrors client-go's `KeyFunc`: computes the store key of an object.
-pub type KeyFunc<T> = Arc<dyn Fn(&T) -> Result<String, KeyError> + Send + Sync + 'static>;
+pub type KeyFunc<T> =
+    Arc<dyn Fn(&T) -> Result<String, KeyError> + Send + Sync + 'static>;
 // ANCHOR_END: key_func
 
 // ANCHOR: traits
@@ -35,16 +36,17 @@ pub trait KeyGetter<T>: Send + Sync {
     fn get_by_key(&self, key: &str) -> Option<Arc<T>>;
 }
 
-/// Mirrors client-go's `KeyListerGetter`. Stage 2's DeltaFIFO sees the informer's indexer through
-/// it (the "known objects").
+/// Mirrors client-go's `KeyListerGetter`. Stage 2's DeltaFIFO sees the informer's
+/// indexer through it (the "known objects").
 pub trait KeyListerGetter<T>: KeyLister + KeyGetter<T> {}
 
 impl<T, S: KeyLister + KeyGetter<T> + ?Sized> KeyListerGetter<T> for S {}
 
 /// Mirrors client-go's `Store`: a keyed collection of objects.
 ///
-/// The Reflector (stage 3) writes into any `Store`: an [`Indexer`], stage 2's DeltaFIFO, or
-/// stage 5's watch cache. Objects are shared `Arc`s and are never copied.
+/// The Reflector (stage 3) writes into any `Store`: an [`Indexer`], stage 2's
+/// DeltaFIFO, or stage 5's watch cache. Objects are shared `Arc`s and are never
+/// copied.
 pub trait Store<T>: KeyListerGetter<T> {
     /// Adds an object (or replaces the one with the same key).
     fn add(&self, obj: Arc<T>) -> Result<(), StoreError>;
@@ -57,7 +59,11 @@ pub trait Store<T>: KeyListerGetter<T> {
     /// The stored object with the same key as `obj`.
     fn get(&self, obj: &T) -> Result<Option<Arc<T>>, StoreError>;
     /// Replaces the whole contents with `list`, as observed at `resource_version`.
-    fn replace(&self, list: Vec<Arc<T>>, resource_version: &str) -> Result<(), StoreError>;
+    fn replace(
+        &self,
+        list: Vec<Arc<T>>,
+        resource_version: &str,
+    ) -> Result<(), StoreError>;
     /// Asks the store to resynchronise; a no-op for plain stores.
     fn resync(&self) -> Result<(), StoreError>;
 }
@@ -73,9 +79,16 @@ pub trait Indexer<T>: Store<T> {
         indexed_value: &str,
     ) -> Result<Vec<Arc<str>>, StoreError>;
     /// Every value the index holds, sorted.
-    fn list_index_func_values(&self, index_name: &str) -> Result<Vec<String>, StoreError>;
+    fn list_index_func_values(
+        &self,
+        index_name: &str,
+    ) -> Result<Vec<String>, StoreError>;
     /// The objects under `indexed_value`.
-    fn by_index(&self, index_name: &str, indexed_value: &str) -> Result<Vec<Arc<T>>, StoreError>;
+    fn by_index(
+        &self,
+        index_name: &str,
+        indexed_value: &str,
+    ) -> Result<Vec<Arc<T>>, StoreError>;
     /// The registered index functions.
     fn get_indexers(&self) -> Indexers<T>;
     /// Registers more index functions, indexing the objects already stored.
@@ -84,8 +97,8 @@ pub trait Indexer<T>: Store<T> {
 // ANCHOR_END: traits
 
 // ANCHOR: cache
-/// Mirrors client-go's `cache` struct: a [`ThreadSafeStore`] plus the key function that names each
-/// object. It implements [`Store`] and [`Indexer`].
+/// Mirrors client-go's `cache` struct: a [`ThreadSafeStore`] plus the key function
+/// that names each object. It implements [`Store`] and [`Indexer`].
 pub struct Cache<T> {
     store: ThreadSafeStore<T>,
     key_func: KeyFunc<T>,
@@ -133,14 +146,16 @@ where
     K: Resource + Send + Sync + 'static,
     K::DynamicType: Default,
 {
-    /// A store of Kubernetes objects keyed by `namespace/name`, with the `"namespace"` index: what
-    /// a client-go informer builds by default.
+    /// A store of Kubernetes objects keyed by `namespace/name`, with the
+    /// `"namespace"` index: what a client-go informer builds by default.
     pub fn for_resources() -> Self {
         new_indexer(
             Arc::new(meta_namespace_key_func::<K>),
             crate::index::indexers([(
                 NAMESPACE_INDEX,
-                crate::index::index_func(crate::index::meta_namespace_index_func::<K>),
+                crate::index::index_func(
+                    crate::index::meta_namespace_index_func::<K>,
+                ),
             )]),
         )
     }
@@ -191,7 +206,11 @@ impl<T: Send + Sync> Store<T> for Cache<T> {
         Ok(self.store.get(&key))
     }
 
-    fn replace(&self, list: Vec<Arc<T>>, resource_version: &str) -> Result<(), StoreError> {
+    fn replace(
+        &self,
+        list: Vec<Arc<T>>,
+        resource_version: &str,
+    ) -> Result<(), StoreError> {
         let items = list
             .into_iter()
             .map(|obj| Ok((Arc::<str>::from(self.key_of(&obj)?), obj)))
@@ -217,11 +236,18 @@ impl<T: Send + Sync> Indexer<T> for Cache<T> {
         self.store.index_keys(index_name, indexed_value)
     }
 
-    fn list_index_func_values(&self, index_name: &str) -> Result<Vec<String>, StoreError> {
+    fn list_index_func_values(
+        &self,
+        index_name: &str,
+    ) -> Result<Vec<String>, StoreError> {
         self.store.list_index_func_values(index_name)
     }
 
-    fn by_index(&self, index_name: &str, indexed_value: &str) -> Result<Vec<Arc<T>>, StoreError> {
+    fn by_index(
+        &self,
+        index_name: &str,
+        indexed_value: &str,
+    ) -> Result<Vec<Arc<T>>, StoreError> {
         self.store.by_index(index_name, indexed_value)
     }
 
@@ -235,11 +261,11 @@ impl<T: Send + Sync> Indexer<T> for Cache<T> {
 }
 
 // ANCHOR: meta_namespace_key_func
-/// Mirrors client-go's `MetaNamespaceKeyFunc`: `namespace/name`, or just `name` for a
-/// cluster-scoped object.
+/// Mirrors client-go's `MetaNamespaceKeyFunc`: `namespace/name`, or just `name` for
+/// a cluster-scoped object.
 ///
-/// An object without a name has no key; that is a [`KeyError`] naming the object's kind and
-/// namespace.
+/// An object without a name has no key; that is a [`KeyError`] naming the object's
+/// kind and namespace.
 pub fn meta_namespace_key_func<K>(obj: &K) -> Result<String, KeyError>
 where
     K: Resource,
@@ -265,8 +291,8 @@ where
 // ANCHOR_END: meta_namespace_key_func
 
 // ANCHOR: split_meta_namespace_key
-/// Mirrors client-go's `SplitMetaNamespaceKey`: `name` → `("", name)`, `namespace/name` →
-/// `(namespace, name)`, anything with more slashes is an error.
+/// Mirrors client-go's `SplitMetaNamespaceKey`: `name` → `("", name)`,
+/// `namespace/name` → `(namespace, name)`, anything with more slashes is an error.
 pub fn split_meta_namespace_key(key: &str) -> Result<(&str, &str), InvalidKeyError> {
     // ANCHOR: ex1-split-key
     let mut parts = key.split('/');

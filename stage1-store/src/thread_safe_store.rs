@@ -4,20 +4,22 @@
 //! [`ThreadSafeStore`]) and `storeIndex`.
 //!
 //! # Locking
-//! One `parking_lot::RwLock` guards the items and every index together, as in client-go, so a
-//! reader never sees an item without its index entries or the other way round. Index functions
-//! run while the write lock is held: keep them cheap and never call back into the store.
+//! One `parking_lot::RwLock` guards the items and every index together, as in
+//! client-go, so a reader never sees an item without its index entries or the other
+//! way round. Index functions run while the write lock is held: keep them cheap and
+//! never call back into the store.
 //!
 //! # Recovery
-//! Every write first computes all index values it needs, and only then changes anything. If an
-//! index function returns an error (or panics), the write returns [`StoreError::IndexFunc`] and the
-//! store is exactly as it was. client-go panics in that case instead; a library must not take a
-//! program down because of one odd object.
+//! Every write first computes all index values it needs, and only then changes
+//! anything. If an index function returns an error (or panics), the write returns
+//! [`StoreError::IndexFunc`] and the store is exactly as it was. client-go panics in
+//! that case instead; a library must not take a program down because of one odd
+//! object.
 //!
 //! # Memory usage
-//! Each key is one `Arc<str>`, shared by the item map and every index set it appears in. An index
-//! value whose set becomes empty is removed (client-go issue 84959), so churn through short-lived
-//! values does not grow the indices.
+//! Each key is one `Arc<str>`, shared by the item map and every index set it appears
+//! in. An index value whose set becomes empty is removed (client-go issue 84959), so
+//! churn through short-lived values does not grow the indices.
 //!
 //! [`tools/cache/thread_safe_store.go`]: https://github.com/kubernetes/client-go/blob/v0.34.0/tools/cache/thread_safe_store.go
 
@@ -33,11 +35,11 @@ use crate::error::StoreError;
 use crate::index::{Index, IndexFunc, IndexValues, Indexers, Indices};
 
 // ANCHOR: struct
-/// Mirrors client-go's `threadSafeMap`: a map from key to `Arc<T>`, with indexes, behind one
-/// read/write lock.
+/// Mirrors client-go's `threadSafeMap`: a map from key to `Arc<T>`, with indexes,
+/// behind one read/write lock.
 ///
-/// Unlike [`Cache`](crate::Cache), it does not know how to compute an object's key: every call
-/// names the key. `ThreadSafeStore<T>` is `Send + Sync` when `T` is.
+/// Unlike [`Cache`](crate::Cache), it does not know how to compute an object's key:
+/// every call names the key. `ThreadSafeStore<T>` is `Send + Sync` when `T` is.
 pub struct ThreadSafeStore<T> {
     inner: RwLock<ThreadSafeMap<T>>,
 }
@@ -98,11 +100,11 @@ impl<T> ThreadSafeStore<T> {
     }
 
     // ANCHOR: add
-    /// Mirrors `threadSafeMap.Add`: stores `obj` under `key`, replacing any previous object, and
-    /// moves the key in every index.
+    /// Mirrors `threadSafeMap.Add`: stores `obj` under `key`, replacing any previous
+    /// object, and moves the key in every index.
     ///
-    /// Fails with [`StoreError::IndexFunc`] if an index function fails; the store is then
-    /// unchanged.
+    /// Fails with [`StoreError::IndexFunc`] if an index function fails; the store is
+    /// then unchanged.
     pub fn add(&self, key: &str, obj: Arc<T>) -> Result<(), StoreError> {
         self.update(key, obj)
     }
@@ -130,8 +132,8 @@ impl<T> ThreadSafeStore<T> {
     // ANCHOR_END: add
 
     // ANCHOR: delete
-    /// Mirrors `threadSafeMap.Delete`: removes `key` and its index entries. Deleting a missing key
-    /// is a no-op.
+    /// Mirrors `threadSafeMap.Delete`: removes `key` and its index entries. Deleting
+    /// a missing key is a no-op.
     pub fn delete(&self, key: &str) -> Result<(), StoreError> {
         let mut guard = self.inner.write();
         let map = &mut *guard;
@@ -174,12 +176,14 @@ impl<T> ThreadSafeStore<T> {
     }
 
     // ANCHOR: replace
-    /// Mirrors `threadSafeMap.Replace`: swaps in a whole new set of items and rebuilds every index.
+    /// Mirrors `threadSafeMap.Replace`: swaps in a whole new set of items and
+    /// rebuilds every index.
     ///
-    /// The new indices are computed before anything is swapped, so a failing index function leaves
-    /// the old contents in place. If a key appears twice, the last object wins. The resource
-    /// version is not used by this store; it is part of the signature because stores that wrap
-    /// this one (stage 2's DeltaFIFO, stage 5's watch cache) need it.
+    /// The new indices are computed before anything is swapped, so a failing index
+    /// function leaves the old contents in place. If a key appears twice, the
+    /// last object wins. The resource version is not used by this store; it is
+    /// part of the signature because stores that wrap this one (stage 2's
+    /// DeltaFIFO, stage 5's watch cache) need it.
     pub fn replace<K>(
         &self,
         items: impl IntoIterator<Item = (K, Arc<T>)>,
@@ -199,11 +203,16 @@ impl<T> ThreadSafeStore<T> {
     // ANCHOR_END: replace
 
     // ANCHOR: index
-    /// Mirrors `threadSafeMap.Index`: the objects that share at least one index value with `obj`
-    /// in the index `index_name`, each once, in no particular order.
+    /// Mirrors `threadSafeMap.Index`: the objects that share at least one index
+    /// value with `obj` in the index `index_name`, each once, in no particular
+    /// order.
     ///
     /// For the namespace index, `obj` can be any object in the wanted namespace.
-    pub fn index(&self, index_name: &str, obj: &T) -> Result<Vec<Arc<T>>, StoreError> {
+    pub fn index(
+        &self,
+        index_name: &str,
+        obj: &T,
+    ) -> Result<Vec<Arc<T>>, StoreError> {
         let map = self.inner.read();
         let index_func = map.index.indexer(index_name)?;
         let values = call_index_func(index_name, index_func, obj, "(query object)")?;
@@ -216,8 +225,8 @@ impl<T> ThreadSafeStore<T> {
     }
     // ANCHOR_END: index
 
-    /// Mirrors `threadSafeMap.IndexKeys`: the keys whose objects produced `indexed_value` in the
-    /// index, sorted.
+    /// Mirrors `threadSafeMap.IndexKeys`: the keys whose objects produced
+    /// `indexed_value` in the index, sorted.
     pub fn index_keys(
         &self,
         index_name: &str,
@@ -236,8 +245,12 @@ impl<T> ThreadSafeStore<T> {
         Ok(keys)
     }
 
-    /// Mirrors `threadSafeMap.ListIndexFuncValues`: every value the index currently holds, sorted.
-    pub fn list_index_func_values(&self, index_name: &str) -> Result<Vec<String>, StoreError> {
+    /// Mirrors `threadSafeMap.ListIndexFuncValues`: every value the index currently
+    /// holds, sorted.
+    pub fn list_index_func_values(
+        &self,
+        index_name: &str,
+    ) -> Result<Vec<String>, StoreError> {
         let map = self.inner.read();
         map.index.indexer(index_name)?;
         let mut values: Vec<String> = map
@@ -250,8 +263,8 @@ impl<T> ThreadSafeStore<T> {
         Ok(values)
     }
 
-    /// Mirrors `threadSafeMap.ByIndex`: the objects whose values in the index include
-    /// `indexed_value`, in no particular order.
+    /// Mirrors `threadSafeMap.ByIndex`: the objects whose values in the index
+    /// include `indexed_value`, in no particular order.
     pub fn by_index(
         &self,
         index_name: &str,
@@ -273,17 +286,19 @@ impl<T> ThreadSafeStore<T> {
             .collect())
     }
 
-    /// Mirrors `threadSafeMap.GetIndexers`: a copy of the index functions (cheap: they are `Arc`s).
+    /// Mirrors `threadSafeMap.GetIndexers`: a copy of the index functions (cheap:
+    /// they are `Arc`s).
     pub fn get_indexers(&self) -> Indexers<T> {
         self.inner.read().index.indexers.clone()
     }
 
     // ANCHOR: add_indexers
-    /// Mirrors `threadSafeMap.AddIndexers`: registers more indexers, and indexes the items already
-    /// stored with them.
+    /// Mirrors `threadSafeMap.AddIndexers`: registers more indexers, and indexes the
+    /// items already stored with them.
     ///
-    /// A name that is already registered fails with [`StoreError::IndexerConflict`]; a failing
-    /// index function fails with [`StoreError::IndexFunc`]. Either way nothing is added.
+    /// A name that is already registered fails with [`StoreError::IndexerConflict`];
+    /// a failing index function fails with [`StoreError::IndexFunc`]. Either way
+    /// nothing is added.
     pub fn add_indexers(&self, new_indexers: Indexers<T>) -> Result<(), StoreError> {
         let mut guard = self.inner.write();
         let map = &mut *guard;
@@ -302,8 +317,9 @@ impl<T> ThreadSafeStore<T> {
     }
     // ANCHOR_END: add_indexers
 
-    /// Mirrors `threadSafeMap.Resync`: nothing to do for an in-memory map. It exists so that
-    /// stores which do queue something on resync (stage 2's DeltaFIFO) share one interface.
+    /// Mirrors `threadSafeMap.Resync`: nothing to do for an in-memory map. It exists
+    /// so that stores which do queue something on resync (stage 2's DeltaFIFO)
+    /// share one interface.
     pub fn resync(&self) -> Result<(), StoreError> {
         Ok(())
     }
@@ -320,10 +336,12 @@ impl<T> StoreIndex<T> {
     }
 
     // ANCHOR: update_indices
-    /// Mirrors `storeIndex.updateIndices`: moves `key` from the old object's index values to the
-    /// new object's, in every index. `old` is `None` for a create, `new` is `None` for a delete.
+    /// Mirrors `storeIndex.updateIndices`: moves `key` from the old object's index
+    /// values to the new object's, in every index. `old` is `None` for a create,
+    /// `new` is `None` for a delete.
     ///
-    /// All index functions run first; only when every one succeeded is any index touched.
+    /// All index functions run first; only when every one succeeded is any index
+    /// touched.
     fn update_indices(
         &mut self,
         old: Option<&T>,
@@ -356,11 +374,11 @@ impl<T> StoreIndex<T> {
 }
 
 // ANCHOR: update_single_index
-/// Mirrors `storeIndex.updateSingleIndex` (after the index values are known): moves `key` from
-/// the sets of `old_values` to the sets of `new_values` within one index.
+/// Mirrors `storeIndex.updateSingleIndex` (after the index values are known): moves
+/// `key` from the sets of `old_values` to the sets of `new_values` within one index.
 ///
-/// When the values did not change it does nothing at all, which makes the common update (same
-/// namespace, same node) free. A set that becomes empty is removed.
+/// When the values did not change it does nothing at all, which makes the common
+/// update (same namespace, same node) free. A set that becomes empty is removed.
 fn update_single_index(
     index: &mut Index,
     key: &Arc<str>,
@@ -414,7 +432,10 @@ fn delete_key_from_index(index: &mut Index, key: &str, value: &str) {
 ///
 /// Mirrors the set logic of `storeIndex.getKeysFromIndex`: a single value needs no
 /// de-duplication; several values can name one key more than once.
-fn keys_for_values<'i>(index: Option<&'i Index>, values: &[Cow<'_, str>]) -> Vec<&'i Arc<str>> {
+fn keys_for_values<'i>(
+    index: Option<&'i Index>,
+    values: &[Cow<'_, str>],
+) -> Vec<&'i Arc<str>> {
     // ANCHOR: ex1-index-query
     let Some(index) = index else {
         return Vec::new();
@@ -457,7 +478,8 @@ fn build_indices<T>(
 }
 
 // ANCHOR: call_index_func
-/// Runs a user's index function, turning an error or a panic into [`StoreError::IndexFunc`].
+/// Runs a user's index function, turning an error or a panic into
+/// [`StoreError::IndexFunc`].
 fn call_index_func<'a, T>(
     name: &str,
     index_func: &IndexFunc<T>,

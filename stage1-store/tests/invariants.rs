@@ -1,5 +1,5 @@
-//! Randomised: after any sequence of writes, every index equals a recomputation from the items,
-//! and no index keeps an empty set.
+//! Randomised: after any sequence of writes, every index equals a recomputation from
+//! the items, and no index keeps an empty set.
 
 mod common;
 
@@ -10,7 +10,8 @@ use common::pod_with_users;
 use k8s_openapi::api::core::v1::Pod;
 use proptest::prelude::*;
 use stage1_store::{
-    NAMESPACE_INDEX, ThreadSafeStore, index_func, indexers, meta_namespace_index_func,
+    NAMESPACE_INDEX, ThreadSafeStore, index_func, indexers,
+    meta_namespace_index_func,
 };
 
 #[derive(Debug, Clone)]
@@ -27,7 +28,8 @@ fn object() -> impl Strategy<Value = Arc<Pod>> {
     let namespace = prop::sample::select(vec!["x", "y", ""]);
     (users, namespace).prop_map(|(users, namespace)| {
         let mut pod = (*pod_with_users("p", &users.join(","))).clone();
-        pod.metadata.namespace = (!namespace.is_empty()).then(|| namespace.to_string());
+        pod.metadata.namespace =
+            (!namespace.is_empty()).then(|| namespace.to_string());
         Arc::new(pod)
     })
 }
@@ -42,7 +44,10 @@ fn op() -> impl Strategy<Value = Op> {
 
 type Expected = BTreeMap<String, BTreeSet<String>>;
 
-fn recompute(items: &BTreeMap<&str, Arc<Pod>>, f: impl Fn(&Pod) -> Vec<String>) -> Expected {
+fn recompute(
+    items: &BTreeMap<&str, Arc<Pod>>,
+    f: impl Fn(&Pod) -> Vec<String>,
+) -> Expected {
     let mut index = Expected::new();
     for (key, obj) in items {
         for value in f(obj) {

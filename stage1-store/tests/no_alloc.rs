@@ -1,5 +1,6 @@
-//! An update whose index value did not change allocates nothing (the bench target, held
-//! as a property). Allocations are counted on this thread only, so other tests cannot disturb it.
+//! An update whose index value did not change allocates nothing (the bench
+//! target, held as a property). Allocations are counted on this thread only, so
+//! other tests cannot disturb it.
 
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -24,7 +25,8 @@ fn ex1_update_index_unchanged_update_allocates_nothing() {
         }
     });
     assert_eq!(info.count_total, 0, "{info:?}");
-    // A changed value does allocate (a new index set), which shows the counter works.
+    // A changed value does allocate (a new index set), which shows the counter
+    // works.
     let info = allocation_counter::measure(|| {
         store
             .update("object-number-1", Arc::new("moved".to_string()))

@@ -10,12 +10,13 @@ use common::{names, pod, pod_with_labels, pod_with_users, strs, users_index_func
 use k8s_openapi::api::core::v1::Pod;
 
 use stage1_store::{
-    BoxError, Cache, IndexValues, Indexer, KeyGetter, KeyLister, NAMESPACE_INDEX, Store,
-    StoreError, ThreadSafeStore, index_func, indexers, labels_index_func,
+    BoxError, Cache, IndexValues, Indexer, KeyGetter, KeyLister, NAMESPACE_INDEX,
+    Store, StoreError, ThreadSafeStore, index_func, indexers, labels_index_func,
     meta_namespace_index_func, new_indexer,
 };
 
-/// A store keyed by plain name, with the "byUser" index (client-go's TestMultiIndexKeys).
+/// A store keyed by plain name, with the "byUser" index (client-go's
+/// TestMultiIndexKeys).
 fn users_store() -> stage1_store::Cache<Pod> {
     new_indexer(
         Arc::new(|p: &Pod| Ok(p.metadata.name.clone().unwrap_or_default())),
@@ -154,8 +155,12 @@ mod ex1_update_index {
 
     #[test]
     fn deleting_the_last_key_removes_the_empty_set() {
-        // client-go's TestThreadSafeStoreDeleteRemovesEmptySetsFromIndex (issue 84959).
-        let store = ThreadSafeStore::new(indexers([("byUser", index_func(users_index_func))]));
+        // client-go's TestThreadSafeStoreDeleteRemovesEmptySetsFromIndex (issue
+        // 84959).
+        let store = ThreadSafeStore::new(indexers([(
+            "byUser",
+            index_func(users_index_func),
+        )]));
         store.add("one", pod_with_users("one", "ernie")).unwrap();
         store.update("one", pod_with_users("one", "bert")).unwrap();
         assert_eq!(store.list_index_func_values("byUser").unwrap(), ["bert"]);
@@ -166,7 +171,10 @@ mod ex1_update_index {
     #[test]
     fn a_set_with_other_keys_survives_a_delete() {
         // client-go's TestThreadSafeStoreAddKeepsNonEmptySetPostDeleteFromIndex.
-        let store = ThreadSafeStore::new(indexers([("byUser", index_func(users_index_func))]));
+        let store = ThreadSafeStore::new(indexers([(
+            "byUser",
+            index_func(users_index_func),
+        )]));
         store.add("one", pod_with_users("one", "ernie")).unwrap();
         store.add("two", pod_with_users("two", "ernie")).unwrap();
         store.delete("one").unwrap();
@@ -191,7 +199,10 @@ mod ex1_update_index {
 
     #[test]
     fn overlapping_old_and_new_values_keep_shared_ones() {
-        let store = ThreadSafeStore::new(indexers([("labels", index_func(labels_index_func))]));
+        let store = ThreadSafeStore::new(indexers([(
+            "labels",
+            index_func(labels_index_func),
+        )]));
         store
             .add(
                 "p",
@@ -226,7 +237,8 @@ mod ex1_index_query {
         store.add("a/1", pod("a", "1")).unwrap();
         store.add("a/2", pod("a", "2")).unwrap();
         store.add("b/3", pod("b", "3")).unwrap();
-        // As listers.go's ListAllByNamespace does: query with any object in the namespace.
+        // As listers.go's ListAllByNamespace does: query with any object in the
+        // namespace.
         let query = Pod {
             metadata: k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
                 namespace: Some("a".into()),
@@ -244,7 +256,10 @@ mod ex1_index_query {
 
     #[test]
     fn multi_value_query_returns_each_object_once() {
-        let store = ThreadSafeStore::new(indexers([("byUser", index_func(users_index_func))]));
+        let store = ThreadSafeStore::new(indexers([(
+            "byUser",
+            index_func(users_index_func),
+        )]));
         store
             .add("one", pod_with_users("one", "ernie,bert"))
             .unwrap();
@@ -261,7 +276,10 @@ mod ex1_index_query {
 
     #[test]
     fn a_query_object_with_no_values_matches_nothing() {
-        let store = ThreadSafeStore::new(indexers([("byUser", index_func(users_index_func))]));
+        let store = ThreadSafeStore::new(indexers([(
+            "byUser",
+            index_func(users_index_func),
+        )]));
         store.add("one", pod_with_users("one", "ernie")).unwrap();
         assert!(store.index("byUser", &pod("", "q")).unwrap().is_empty());
     }
@@ -298,7 +316,10 @@ mod indexers_scenarios {
 
     #[test]
     fn a_name_already_registered_is_an_indexer_conflict() {
-        let store = ThreadSafeStore::new(indexers([("byUser", index_func(users_index_func))]));
+        let store = ThreadSafeStore::new(indexers([(
+            "byUser",
+            index_func(users_index_func),
+        )]));
         store.add("one", pod_with_users("one", "ernie")).unwrap();
         let err = store
             .add_indexers(indexers([
@@ -341,7 +362,8 @@ mod indexers_scenarios {
     }
 }
 
-/// A failing index function: client-go panics; here the write fails and nothing changes.
+/// A failing index function: client-go panics; here the write fails and nothing
+/// changes.
 mod failures {
     use super::*;
     use pretty_assertions::assert_eq;

@@ -1,11 +1,12 @@
 //! Stage 2 benches.
 //!
-//! - `deltafifo_list_keys` mirrors client-go's `BenchmarkDeltaFIFOListKeys`: 20,000 queued items,
-//!   `list_keys` called from 2 threads at once (like Go's `RunParallel` on 2 cores: the time per
-//!   op is wall time divided by the calls of both threads).
+//! - `deltafifo_list_keys` mirrors client-go's `BenchmarkDeltaFIFOListKeys`: 20,000
+//!   queued items, `list_keys` called from 2 threads at once (like Go's
+//!   `RunParallel` on 2 cores: the time per op is wall time divided by the calls of
+//!   both threads).
 //! - `add_pop_100k`: 100,000 adds, then pops until empty.
-//! - `replace_100k`: a replace of 100,000 objects against 100,000 known objects, 1% of them
-//!   missing from the list (so 1,000 tombstones).
+//! - `replace_100k`: a replace of 100,000 objects against 100,000 known objects, 1%
+//!   of them missing from the list (so 1,000 tombstones).
 //! - Printed first: bytes per queued item.
 //!
 //! Run with `cargo bench -p stage2-deltafifo --bench deltafifo`.
@@ -113,7 +114,8 @@ fn replace_100k(c: &mut Criterion) {
     let objs = objects(100_000);
     let known: Arc<Cache<Obj>> = Arc::new(new_store(key_func()));
     known.replace(objs.clone(), "1").unwrap();
-    let listed: Vec<Arc<Obj>> = objs.iter().filter(|o| o.val % 100 != 0).cloned().collect();
+    let listed: Vec<Arc<Obj>> =
+        objs.iter().filter(|o| o.val % 100 != 0).cloned().collect();
     let mut group = c.benchmark_group("replace_100k");
     group.throughput(Throughput::Elements(objs.len() as u64));
     group.sample_size(10);

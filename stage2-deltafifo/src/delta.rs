@@ -1,8 +1,9 @@
 //! The things a queue holds: deltas, and the tombstone for a deletion nobody saw.
 //!
-//! Mirrors the types of client-go's [`tools/cache/delta_fifo.go`]: `DeltaType`, `Delta`, `Deltas`
-//! (with `Oldest` and `Newest`) and `DeletedFinalStateUnknown`, plus the batch-level entries of the
-//! newer `RealFIFO` in atomic mode (`ReplacedAll`, `SyncAll`, `Bookmark`).
+//! Mirrors the types of client-go's [`tools/cache/delta_fifo.go`]: `DeltaType`,
+//! `Delta`, `Deltas` (with `Oldest` and `Newest`) and `DeletedFinalStateUnknown`,
+//! plus the batch-level entries of the newer `RealFIFO` in atomic mode
+//! (`ReplacedAll`, `SyncAll`, `Bookmark`).
 //!
 //! [`tools/cache/delta_fifo.go`]: https://github.com/kubernetes/client-go/blob/v0.34.0/tools/cache/delta_fifo.go
 
@@ -20,8 +21,9 @@ pub enum DeltaType {
     Updated,
     /// The object was deleted; the delta holds its last known state, or a tombstone.
     Deleted,
-    /// The object was in a relist. It may or may not have changed: the consumer compares.
-    /// Emitted instead of `Sync` when `emit_delta_type_replaced` is set.
+    /// The object was in a relist. It may or may not have changed: the consumer
+    /// compares. Emitted instead of `Sync` when `emit_delta_type_replaced` is
+    /// set.
     Replaced,
     /// A periodic resync, or a relist when `emit_delta_type_replaced` is off.
     Sync,
@@ -35,8 +37,9 @@ pub enum DeltaType {
 
 /// Mirrors client-go's `Delta`: one change, and the object's state after it.
 ///
-/// For a deletion the object is the last state seen, or a [`DeletedFinalStateUnknown`] tombstone
-/// when the deletion was inferred from a relist.
+/// For a deletion the object is the last state seen, or a
+/// [`DeletedFinalStateUnknown`] tombstone when the deletion was inferred from a
+/// relist.
 #[derive(Debug)]
 pub struct Delta<T> {
     /// What happened.
@@ -45,7 +48,8 @@ pub struct Delta<T> {
     pub object: DeltaObject<T>,
 }
 
-/// What a [`Delta`] carries. client-go uses `interface{}` and type switches; here it is an enum.
+/// What a [`Delta`] carries. client-go uses `interface{}` and type switches; here it
+/// is an enum.
 #[derive(Debug)]
 pub enum DeltaObject<T> {
     /// An object, shared with the reflector, the indexer and every handler.
@@ -60,17 +64,20 @@ pub enum DeltaObject<T> {
     Bookmark(Arc<str>),
 }
 
-/// Mirrors client-go's `DeletedFinalStateUnknown`: an object was deleted while the watch was
-/// down, so its final state is unknown. `obj` is the last state this client saw, if any.
+/// Mirrors client-go's `DeletedFinalStateUnknown`: an object was deleted while the
+/// watch was down, so its final state is unknown. `obj` is the last state this
+/// client saw, if any.
 #[derive(Debug)]
 pub struct DeletedFinalStateUnknown<T> {
     /// The store key of the deleted object.
     pub key: Arc<str>,
-    /// The last known state; `None` when the known-objects store had nothing under the key.
+    /// The last known state; `None` when the known-objects store had nothing under
+    /// the key.
     pub obj: Option<Arc<T>>,
 }
 
-/// The payload of an atomic `ReplacedAll` entry: every object of a relist, and its version.
+/// The payload of an atomic `ReplacedAll` entry: every object of a relist, and its
+/// version.
 #[derive(Debug)]
 pub struct ReplacedAllInfo<T> {
     /// The list's resource version.
@@ -139,13 +146,16 @@ impl<T> Delta<T> {
         }
     }
 
-    /// The object this delta is about: the object itself, or the tombstone's last known state.
-    /// `None` for batch entries and for a tombstone without an object.
+    /// The object this delta is about: the object itself, or the tombstone's last
+    /// known state. `None` for batch entries and for a tombstone without an
+    /// object.
     pub fn object(&self) -> Option<&Arc<T>> {
         match &self.object {
             DeltaObject::Object(obj) => Some(obj),
             DeltaObject::Tombstone(t) => t.obj.as_ref(),
-            DeltaObject::ReplacedAll(_) | DeltaObject::SyncAll | DeltaObject::Bookmark(_) => None,
+            DeltaObject::ReplacedAll(_)
+            | DeltaObject::SyncAll
+            | DeltaObject::Bookmark(_) => None,
         }
     }
 

@@ -1,20 +1,24 @@
-//! The DeltaFIFO: a queue of keys, each with the list of changes that happened to it.
+//! The DeltaFIFO: a queue of keys, each with the list of changes that happened to
+//! it.
 //!
-//! Mirrors client-go's [`tools/cache/delta_fifo.go`]: `DeltaFIFO`, `DeltaFIFOOptions`,
-//! `NewDeltaFIFOWithOptions`, `queueActionLocked`, `dedupDeltas`, `Replace`, `Resync`,
-//! `syncKeyLocked`, `Pop`, `HasSynced` and `KeyOf`.
+//! Mirrors client-go's [`tools/cache/delta_fifo.go`]: `DeltaFIFO`,
+//! `DeltaFIFOOptions`, `NewDeltaFIFOWithOptions`, `queueActionLocked`,
+//! `dedupDeltas`, `Replace`, `Resync`, `syncKeyLocked`, `Pop`, `HasSynced` and
+//! `KeyOf`.
 //!
 //! # Locking
-//! One `parking_lot::RwLock` guards the queue (readers such as `list_keys` share it). `pop` calls the process function while holding it
-//! (as client-go does), so the consumer can update the known-objects store in step with the
-//! queue. `replace` and `resync` read the known-objects store while holding it. The lock order is
-//! therefore always queue, then known objects; a process function must not call back into the
-//! queue.
+//! One `parking_lot::RwLock` guards the queue (readers such as `list_keys` share
+//! it). `pop` calls the process function while holding it (as client-go does), so
+//! the consumer can update the known-objects store in step with the queue. `replace`
+//! and `resync` read the known-objects store while holding it. The lock order is
+//! therefore always queue, then known objects; a process function must not call back
+//! into the queue.
 //!
 //! # Memory usage
-//! Keys are `Arc<str>`, shared by the key list and the item map; objects are `Arc<T>`, shared
-//! with the Reflector and the indexer. A key with one pending delta (the common case) costs one
-//! map entry and one slot in the queue, with the delta inline.
+//! Keys are `Arc<str>`, shared by the key list and the item map; objects are
+//! `Arc<T>`, shared with the Reflector and the indexer. A key with one pending delta
+//! (the common case) costs one map entry and one slot in the queue, with the delta
+//! inline.
 //!
 //! [`tools/cache/delta_fifo.go`]: https://github.com/kubernetes/client-go/blob/v0.34.0/tools/cache/delta_fifo.go
 
@@ -34,13 +38,16 @@ use crate::queue::{KnownObjects, TransformFunc, wait_for};
 /// Mirrors client-go's `DeltaFIFOOptions`.
 #[must_use]
 pub struct DeltaFifoOptions<T> {
-    /// Computes an object's key. Required (client-go defaults to `MetaNamespaceKeyFunc`; use
-    /// [`DeltaFifoOptions::new`] with `Arc::new(meta_namespace_key_func::<K>)` for that).
+    /// Computes an object's key. Required (client-go defaults to
+    /// `MetaNamespaceKeyFunc`; use [`DeltaFifoOptions::new`] with
+    /// `Arc::new(meta_namespace_key_func::<K>)` for that).
     pub key_func: KeyFunc<T>,
-    /// The keys the consumer already knows (normally the informer's indexer). Without it, a
-    /// replace cannot report deletions of objects that were already popped.
+    /// The keys the consumer already knows (normally the informer's indexer).
+    /// Without it, a replace cannot report deletions of objects that were
+    /// already popped.
     pub known_objects: Option<KnownObjects<T>>,
-    /// Queue relisted objects as `Replaced` instead of `Sync` (the informer sets this).
+    /// Queue relisted objects as `Replaced` instead of `Sync` (the informer sets
+    /// this).
     pub emit_delta_type_replaced: bool,
     /// Rewrites each object as it is queued.
     pub transformer: Option<TransformFunc<T>>,
@@ -78,11 +85,13 @@ impl<T> DeltaFifoOptions<T> {
 }
 
 // ANCHOR: struct
-/// Mirrors client-go's `DeltaFIFO`: a producer/consumer queue in which each key carries the
-/// list of changes ([`Deltas`]) that happened to its object since it was last popped.
+/// Mirrors client-go's `DeltaFIFO`: a producer/consumer queue in which each key
+/// carries the list of changes ([`Deltas`]) that happened to its object since it was
+/// last popped.
 ///
-/// A key keeps its first place in line; later changes to it append to its deltas. The Reflector
-/// produces (through the [`Store`] methods); the informer consumes with [`pop`](Queue::pop).
+/// A key keeps its first place in line; later changes to it append to its deltas.
+/// The Reflector produces (through the [`Store`] methods); the informer consumes
+/// with [`pop`](Queue::pop).
 pub struct DeltaFifo<T> {
     state: RwLock<FifoState<T>>,
     /// Wakes blocked `pop`s when an item is queued or the queue closes.
@@ -97,7 +106,8 @@ pub struct DeltaFifo<T> {
 struct FifoState<T> {
     /// key → its deltas. Every `Deltas` here holds at least one delta.
     items: HashMap<Arc<str>, Deltas<T>>,
-    /// The keys in pop order, without duplicates; a key is here iff it is in `items`.
+    /// The keys in pop order, without duplicates; a key is here iff it is in
+    /// `items`.
     queue: VecDeque<Arc<str>>,
     /// Whether the first `replace` happened, or a write came first.
     populated: bool,
@@ -143,22 +153,26 @@ impl<T: Send + Sync + 'static> DeltaFifo<T> {
         (self.key_func)(obj)
     }
 
-    /// Mirrors `DeltaFIFO.KeyOf` for what a delta carries: a tombstone knows its own key.
-    pub fn key_of_delta_object(&self, obj: &DeltaObject<T>) -> Result<Arc<str>, KeyError> {
+    /// Mirrors `DeltaFIFO.KeyOf` for what a delta carries: a tombstone knows its own
+    /// key.
+    pub fn key_of_delta_object(
+        &self,
+        obj: &DeltaObject<T>,
+    ) -> Result<Arc<str>, KeyError> {
         match obj {
             DeltaObject::Object(obj) => Ok(Arc::from(self.key_of(obj)?)),
             DeltaObject::Tombstone(tombstone) => Ok(Arc::clone(&tombstone.key)),
-            DeltaObject::ReplacedAll(_) | DeltaObject::SyncAll | DeltaObject::Bookmark(_) => {
-                Err(KeyError::new(
-                    "a batch entry",
-                    "batch entries (ReplacedAll, SyncAll, Bookmark) have no key",
-                ))
-            }
+            DeltaObject::ReplacedAll(_)
+            | DeltaObject::SyncAll
+            | DeltaObject::Bookmark(_) => Err(KeyError::new(
+                "a batch entry",
+                "batch entries (ReplacedAll, SyncAll, Bookmark) have no key",
+            )),
         }
     }
 
-    /// Mirrors `DeltaFIFO.KeyOf` for a `Deltas`: the key of the newest delta. An empty `Deltas` is
-    /// an error (client-go's `ErrZeroLengthDeltasObject`).
+    /// Mirrors `DeltaFIFO.KeyOf` for a `Deltas`: the key of the newest delta. An
+    /// empty `Deltas` is an error (client-go's `ErrZeroLengthDeltasObject`).
     pub fn key_of_deltas(&self, deltas: &Deltas<T>) -> Result<Arc<str>, KeyError> {
         match deltas.newest() {
             Some(newest) => self.key_of_delta_object(&newest.object),
@@ -174,8 +188,8 @@ impl<T: Send + Sync + 'static> DeltaFifo<T> {
         self.state.read().queue.iter().cloned().collect()
     }
 
-    /// Mirrors `DeltaFIFO.GetByKey`: a copy of the deltas queued for `key` (cheap: the objects
-    /// are shared).
+    /// Mirrors `DeltaFIFO.GetByKey`: a copy of the deltas queued for `key` (cheap:
+    /// the objects are shared).
     pub fn get_deltas(&self, key: &str) -> Option<Deltas<T>> {
         self.state.read().items.get(key).cloned()
     }
@@ -190,19 +204,32 @@ impl<T: Send + Sync + 'static> DeltaFifo<T> {
         self.len() == 0
     }
 
-    /// Queues `delta_type` for `obj`; the public write methods all come through here.
-    fn queue_object(&self, delta_type: DeltaType, obj: Arc<T>) -> Result<(), FifoError> {
+    /// Queues `delta_type` for `obj`; the public write methods all come through
+    /// here.
+    fn queue_object(
+        &self,
+        delta_type: DeltaType,
+        obj: Arc<T>,
+    ) -> Result<(), FifoError> {
         let key: Arc<str> = Arc::from(self.key_of(&obj)?);
         let mut state = self.state.write();
         state.populated = true;
-        self.queue_action_locked(&mut state, key, delta_type, DeltaObject::Object(obj), false)
+        self.queue_action_locked(
+            &mut state,
+            key,
+            delta_type,
+            DeltaObject::Object(obj),
+            false,
+        )
     }
 
     // ANCHOR: queue_action_locked
-    /// Mirrors `queueActionLocked`: appends a delta to the key's list, de-duplicates the tail,
-    /// and puts the key at the back of the line if it was not queued yet.
+    /// Mirrors `queueActionLocked`: appends a delta to the key's list, de-duplicates
+    /// the tail, and puts the key at the back of the line if it was not queued
+    /// yet.
     ///
-    /// The transformer runs here, once per object, except for tombstones and resync deltas.
+    /// The transformer runs here, once per object, except for tombstones and resync
+    /// deltas.
     fn queue_action_locked(
         &self,
         state: &mut FifoState<T>,
@@ -214,11 +241,12 @@ impl<T: Send + Sync + 'static> DeltaFifo<T> {
         if let (Some(transform), DeltaObject::Object(obj), false) =
             (&self.transformer, &object, skip_transform)
         {
-            let transformed =
-                transform(Arc::clone(obj)).map_err(|source| FifoError::Transform {
+            let transformed = transform(Arc::clone(obj)).map_err(|source| {
+                FifoError::Transform {
                     key: key.to_string(),
                     source,
-                })?;
+                }
+            })?;
             object = DeltaObject::Object(transformed);
         }
         let delta = Delta { delta_type, object };
@@ -238,9 +266,10 @@ impl<T: Send + Sync + 'static> DeltaFifo<T> {
     // ANCHOR_END: queue_action_locked
 
     // ANCHOR: delete
-    /// Mirrors `DeltaFIFO.Delete`: queues a `Deleted` delta, unless the key is neither queued nor
-    /// known (then it was already deleted, for example by a relist, and a second report would be
-    /// wrong). Without known objects, "not queued" alone decides.
+    /// Mirrors `DeltaFIFO.Delete`: queues a `Deleted` delta, unless the key is
+    /// neither queued nor known (then it was already deleted, for example by a
+    /// relist, and a second report would be wrong). Without known objects, "not
+    /// queued" alone decides.
     pub fn delete_object(&self, obj: Arc<T>) -> Result<(), FifoError> {
         let key: Arc<str> = Arc::from(self.key_of(&obj)?);
         let mut state = self.state.write();
@@ -268,12 +297,13 @@ impl<T: Send + Sync + 'static> DeltaFifo<T> {
     ///
     /// 1. Every listed object is queued as `Sync` (or `Replaced`, with
     ///    `emit_delta_type_replaced`).
-    /// 2. Every queued key missing from the list gets a `Deleted` tombstone holding its newest
-    ///    queued object (client-go 1.27's fix for issue 115658).
-    /// 3. With known objects, every known key missing from the list and with nothing queued gets a
-    ///    tombstone holding the known object.
-    /// 4. The first replace sets `populated` and the initial population count (unique listed keys
-    ///    plus queued deletions), which `has_synced` counts down.
+    /// 2. Every queued key missing from the list gets a `Deleted` tombstone holding
+    ///    its newest queued object (client-go 1.27's fix for issue 115658).
+    /// 3. With known objects, every known key missing from the list and with nothing
+    ///    queued gets a tombstone holding the known object.
+    /// 4. The first replace sets `populated` and the initial population count
+    ///    (unique listed keys plus queued deletions), which `has_synced` counts
+    ///    down.
     ///
     /// All keys are computed first: a key error leaves the queue untouched.
     pub fn replace_list(
@@ -294,7 +324,13 @@ impl<T: Send + Sync + 'static> DeltaFifo<T> {
         let mut listed: HashSet<Arc<str>> = HashSet::with_capacity(keyed.len());
         for (key, obj) in keyed {
             listed.insert(Arc::clone(&key));
-            self.queue_action_locked(&mut state, key, action, DeltaObject::Object(obj), false)?;
+            self.queue_action_locked(
+                &mut state,
+                key,
+                action,
+                DeltaObject::Object(obj),
+                false,
+            )?;
         }
         let queued_deletions = self.queue_replace_deletions(&mut state, &listed)?;
         if !state.populated {
@@ -305,8 +341,8 @@ impl<T: Send + Sync + 'static> DeltaFifo<T> {
     }
     // ANCHOR_END: replace
 
-    /// Steps 2 and 3 of [`replace_list`](Self::replace_list): the deletion detection. Returns how
-    /// many tombstones it queued.
+    /// Steps 2 and 3 of [`replace_list`](Self::replace_list): the deletion
+    /// detection. Returns how many tombstones it queued.
     fn queue_replace_deletions(
         &self,
         state: &mut FifoState<T>,
@@ -314,8 +350,8 @@ impl<T: Send + Sync + 'static> DeltaFifo<T> {
     ) -> Result<usize, FifoError> {
         // ANCHOR: ex2-replace-deletions
         let mut tombstones: Vec<(Arc<str>, Option<Arc<T>>)> = Vec::new();
-        // Queued keys that the list no longer has: their newest queued object is the best guess
-        // of the final state.
+        // Queued keys that the list no longer has: their newest queued object is the
+        // best guess of the final state.
         for key in &state.queue {
             if listed.contains(key) {
                 continue;
@@ -340,15 +376,21 @@ impl<T: Send + Sync + 'static> DeltaFifo<T> {
         let queued = tombstones.len();
         for (key, obj) in tombstones {
             let tombstone = Delta::tombstone(Arc::clone(&key), obj);
-            self.queue_action_locked(state, key, DeltaType::Deleted, tombstone.object, true)?;
+            self.queue_action_locked(
+                state,
+                key,
+                DeltaType::Deleted,
+                tombstone.object,
+                true,
+            )?;
         }
         Ok(queued)
         // ANCHOR_END: ex2-replace-deletions
     }
 
     // ANCHOR: resync
-    /// Mirrors `DeltaFIFO.Resync`: queues a `Sync` of the known object for every known key that
-    /// has nothing pending. Does nothing without known objects.
+    /// Mirrors `DeltaFIFO.Resync`: queues a `Sync` of the known object for every
+    /// known key that has nothing pending. Does nothing without known objects.
     pub fn resync_known(&self) -> Result<(), FifoError> {
         let Some(known) = &self.known_objects else {
             return Ok(());
@@ -372,23 +414,31 @@ impl<T: Send + Sync + 'static> DeltaFifo<T> {
             tracing::debug!(%key, "key vanished from known objects during resync; not queued");
             return Ok(());
         };
-        // A pending delta is newer than the known object: a Sync behind it would carry an older
-        // state than the delta in front of it. Skip.
+        // A pending delta is newer than the known object: a Sync behind it would
+        // carry an older state than the delta in front of it. Skip.
         if state.items.contains_key(&key) {
             return Ok(());
         }
-        self.queue_action_locked(state, key, DeltaType::Sync, DeltaObject::Object(obj), true)
+        self.queue_action_locked(
+            state,
+            key,
+            DeltaType::Sync,
+            DeltaObject::Object(obj),
+            true,
+        )
         // ANCHOR_END: ex2-sync-key
     }
     // ANCHOR_END: resync
 
     // ANCHOR: pop
-    /// Mirrors `DeltaFIFO.Pop`: waits for the first queued key, removes it with its deltas, and
-    /// calls `process(deltas, is_in_initial_list)` under the queue's lock.
+    /// Mirrors `DeltaFIFO.Pop`: waits for the first queued key, removes it with its
+    /// deltas, and calls `process(deltas, is_in_initial_list)` under the queue's
+    /// lock.
     ///
     /// Returns [`PopError::Closed`] once the queue is closed and empty, and
-    /// [`PopError::Process`] with the process function's error (the item is not requeued).
-    /// Cancelling the returned future before it completes loses nothing.
+    /// [`PopError::Process`] with the process function's error (the item is not
+    /// requeued). Cancelling the returned future before it completes loses
+    /// nothing.
     pub async fn pop<R, E, F>(&self, process: F) -> Result<R, PopError<E>>
     where
         F: FnOnce(Deltas<T>, bool) -> Result<R, E>,
@@ -398,7 +448,9 @@ impl<T: Send + Sync + 'static> DeltaFifo<T> {
             let mut state = self.state.write();
             if let Some((deltas, is_in_initial_list)) = take_front(&mut state) {
                 let process = process.take()?;
-                return Some(process(deltas, is_in_initial_list).map_err(PopError::Process));
+                return Some(
+                    process(deltas, is_in_initial_list).map_err(PopError::Process),
+                );
             }
             state.closed.then_some(Err(PopError::Closed))
         })
@@ -424,15 +476,17 @@ impl<T: Send + Sync + 'static> DeltaFifo<T> {
 }
 
 // ANCHOR: has_synced_locked
-/// Mirrors `hasSynced_locked`: the first relist was fully popped, or a write came first.
+/// Mirrors `hasSynced_locked`: the first relist was fully popped, or a write came
+/// first.
 fn has_synced_locked<T>(state: &FifoState<T>) -> bool {
     state.populated && state.initial_population_count == 0
 }
 // ANCHOR_END: has_synced_locked
 
 // ANCHOR: take_front
-/// The part of `Pop` that runs under the lock: take the front key and its deltas, and count
-/// down the initial population. Returns the deltas and whether they belong to the initial list.
+/// The part of `Pop` that runs under the lock: take the front key and its deltas,
+/// and count down the initial population. Returns the deltas and whether they belong
+/// to the initial list.
 fn take_front<T>(state: &mut FifoState<T>) -> Option<(Deltas<T>, bool)> {
     // ANCHOR: ex2-pop
     while let Some(key) = state.queue.pop_front() {
@@ -451,12 +505,12 @@ fn take_front<T>(state: &mut FifoState<T>) -> Option<(Deltas<T>, bool)> {
 // ANCHOR_END: take_front
 
 // ANCHOR: dedup_deltas
-/// Mirrors `dedupDeltas` and `isDeletionDup`: when the last two deltas are both deletions, keep
-/// one. If the older one is a tombstone, the newer one wins (it knows more); otherwise the older
-/// one stays.
+/// Mirrors `dedupDeltas` and `isDeletionDup`: when the last two deltas are both
+/// deletions, keep one. If the older one is a tombstone, the newer one wins (it
+/// knows more); otherwise the older one stays.
 ///
-/// Nothing else is coalesced: an `Updated` after an `Updated` stays two deltas, so the consumer
-/// sees every state.
+/// Nothing else is coalesced: an `Updated` after an `Updated` stays two deltas, so
+/// the consumer sees every state.
 pub fn dedup_deltas<T>(deltas: &mut Deltas<T>) {
     // ANCHOR: ex2-dedup
     let n = deltas.0.len();
@@ -464,7 +518,9 @@ pub fn dedup_deltas<T>(deltas: &mut Deltas<T>) {
         return;
     }
     let (older, newer) = (&deltas.0[n - 2], &deltas.0[n - 1]);
-    if older.delta_type != DeltaType::Deleted || newer.delta_type != DeltaType::Deleted {
+    if older.delta_type != DeltaType::Deleted
+        || newer.delta_type != DeltaType::Deleted
+    {
         return;
     }
     let keep_newer = older.is_tombstone();
@@ -484,8 +540,8 @@ impl<T: Send + Sync + 'static> KeyLister for DeltaFifo<T> {
 }
 
 impl<T: Send + Sync + 'static> KeyGetter<T> for DeltaFifo<T> {
-    /// The newest object queued under `key` (client-go returns the whole `Deltas`; use
-    /// [`DeltaFifo::get_deltas`] for that).
+    /// The newest object queued under `key` (client-go returns the whole `Deltas`;
+    /// use [`DeltaFifo::get_deltas`] for that).
     fn get_by_key(&self, key: &str) -> Option<Arc<T>> {
         let state = self.state.read();
         state
@@ -525,7 +581,11 @@ impl<T: Send + Sync + 'static> Store<T> for DeltaFifo<T> {
         Ok(self.get_by_key(&key))
     }
 
-    fn replace(&self, list: Vec<Arc<T>>, resource_version: &str) -> Result<(), StoreError> {
+    fn replace(
+        &self,
+        list: Vec<Arc<T>>,
+        resource_version: &str,
+    ) -> Result<(), StoreError> {
         Ok(self.replace_list(list, resource_version)?)
     }
 
@@ -536,15 +596,15 @@ impl<T: Send + Sync + 'static> Store<T> for DeltaFifo<T> {
 
 crate::queue::impl_queue_via_inherent_methods!(DeltaFifo);
 
-/// `take_front` on a state built by hand, with the initial-list count set as the first
-/// `replace` sets it. The tests of `pop` in `tests/delta_fifo.rs` never call `replace`, so
-/// `ex2-pop` needs no other exercise's region.
+/// `take_front` on a state built by hand, with the initial-list count set as the
+/// first `replace` sets it. The tests of `pop` in `tests/delta_fifo.rs` never call
+/// `replace`, so `ex2-pop` needs no other exercise's region.
 #[cfg(test)]
 mod ex2_pop {
     use super::*;
 
-    /// A populated state whose queue holds `keys` in order, each with one delta, and whose
-    /// first list has `initial` items left to pop.
+    /// A populated state whose queue holds `keys` in order, each with one delta, and
+    /// whose first list has `initial` items left to pop.
     fn state(keys: &[&str], initial: usize) -> FifoState<u32> {
         let mut state = FifoState {
             items: HashMap::new(),
@@ -555,15 +615,17 @@ mod ex2_pop {
         };
         for (value, key) in (1..).zip(keys) {
             let key: Arc<str> = Arc::from(*key);
-            let deltas = std::iter::once(Delta::new(DeltaType::Sync, Arc::new(value))).collect();
+            let deltas =
+                std::iter::once(Delta::new(DeltaType::Sync, Arc::new(value)))
+                    .collect();
             state.items.insert(Arc::clone(&key), deltas);
             state.queue.push_back(key);
         }
         state
     }
 
-    /// The object of the first delta `take_front` returns, and whether it is in the initial
-    /// list.
+    /// The object of the first delta `take_front` returns, and whether it is in the
+    /// initial list.
     fn take(state: &mut FifoState<u32>) -> Option<(u32, bool)> {
         let (deltas, initial) = take_front(state)?;
         Some((**deltas.newest()?.object()?, initial))

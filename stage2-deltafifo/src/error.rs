@@ -5,7 +5,8 @@ use stage1_store::{BoxError, KeyError, StoreError};
 /// What can go wrong in a queue.
 #[derive(Debug, thiserror::Error)]
 pub enum FifoError {
-    /// The key function failed, or a `Deltas` was empty (client-go's `ErrZeroLengthDeltasObject`).
+    /// The key function failed, or a `Deltas` was empty (client-go's
+    /// `ErrZeroLengthDeltasObject`).
     #[error(transparent)]
     Key(#[from] KeyError),
 
@@ -35,7 +36,8 @@ pub enum PopError<E> {
     /// Mirrors client-go's `ErrFIFOClosed`: the queue was closed and is empty.
     #[error("DeltaFIFO: manipulating with closed queue")]
     Closed,
-    /// The process function failed. The item is not requeued (client-go removed requeueing in 1.33).
+    /// The process function failed. The item is not requeued (client-go removed
+    /// requeueing in 1.33).
     #[error("processing a popped item failed: {0}")]
     Process(#[source] E),
 }

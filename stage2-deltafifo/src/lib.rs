@@ -1,11 +1,12 @@
 //! # Stage 2: DeltaFIFO (and RealFIFO)
 //!
-//! The queue between the Reflector (stage 3), which writes what it lists and watches, and the
-//! informer (stage 4), which pops changes, updates its indexer (stage 1) and tells the handlers.
+//! The queue between the Reflector (stage 3), which writes what it lists and
+//! watches, and the informer (stage 4), which pops changes, updates its indexer
+//! (stage 1) and tells the handlers.
 //!
-//! This crate mirrors client-go's `tools/cache/delta_fifo.go`, as source document 003 describes
-//! it, and `the_real_fifo.go`, which replaced it as the informers' default queue in client-go
-//! 1.33–1.36:
+//! This crate mirrors client-go's `tools/cache/delta_fifo.go`, as source document
+//! 003 describes it, and `the_real_fifo.go`, which replaced it as the informers'
+//! default queue in client-go 1.33–1.36:
 //!
 //! | client-go (Go) | here (Rust) |
 //! |---|---|
@@ -36,7 +37,9 @@ mod error;
 mod queue;
 mod the_real_fifo;
 
-pub use delta::{DeletedFinalStateUnknown, Delta, DeltaObject, DeltaType, Deltas, ReplacedAllInfo};
+pub use delta::{
+    DeletedFinalStateUnknown, Delta, DeltaObject, DeltaType, Deltas, ReplacedAllInfo,
+};
 pub use delta_fifo::{DeltaFifo, DeltaFifoOptions, dedup_deltas};
 pub use error::{FifoError, PopError};
 pub use queue::{KnownObjects, Queue, TransformFunc};

@@ -1,19 +1,20 @@
 //! The RealFIFO: every notification, in arrival order, with no per-key coalescing.
 //!
-//! Mirrors client-go's [`tools/cache/the_real_fifo.go`], which replaced the DeltaFIFO as the
-//! informers' default queue over client-go 1.33–1.36: `RealFIFO`, `addToItems_locked`, `Replace`,
-//! `Resync`, `Pop`, and the newer atomic mode (`ReplacedAll`, `SyncAll`, `Bookmark`) with
-//! `PopBatch`.
+//! Mirrors client-go's [`tools/cache/the_real_fifo.go`], which replaced the
+//! DeltaFIFO as the informers' default queue over client-go 1.33–1.36: `RealFIFO`,
+//! `addToItems_locked`, `Replace`, `Resync`, `Pop`, and the newer atomic mode
+//! (`ReplacedAll`, `SyncAll`, `Bookmark`) with `PopBatch`.
 //!
 //! # Why it exists
-//! The DeltaFIFO keeps one place in line per key, so a busy key can be processed late relative to
-//! keys changed after it, and a relist turns into a burst of per-object deltas that handlers see
-//! one by one while the indexer is half old, half new. The RealFIFO keeps arrival order exactly;
-//! in atomic mode a relist is one entry that the consumer applies in one step.
+//! The DeltaFIFO keeps one place in line per key, so a busy key can be processed
+//! late relative to keys changed after it, and a relist turns into a burst of
+//! per-object deltas that handlers see one by one while the indexer is half old,
+//! half new. The RealFIFO keeps arrival order exactly; in atomic mode a relist is
+//! one entry that the consumer applies in one step.
 //!
 //! # Locking
-//! As for [`DeltaFifo`](crate::DeltaFifo): one mutex; the process function runs under it; lock
-//! order queue, then known objects.
+//! As for [`DeltaFifo`](crate::DeltaFifo): one mutex; the process function runs
+//! under it; lock order queue, then known objects.
 //!
 //! [`tools/cache/the_real_fifo.go`]: https://github.com/kubernetes/client-go/blob/v0.34.0/tools/cache/the_real_fifo.go
 
@@ -31,14 +32,14 @@ use crate::queue::{KnownObjects, TransformFunc, wait_for};
 
 /// How a [`RealFifo`] reports relists and resyncs.
 pub enum RealFifoMode<T> {
-    /// One delta per object. Deletions found by a relist are queued as tombstones, which needs
-    /// the known-objects store (the informer's indexer).
+    /// One delta per object. Deletions found by a relist are queued as tombstones,
+    /// which needs the known-objects store (the informer's indexer).
     NonAtomic {
         /// The consumer's known objects.
         known_objects: KnownObjects<T>,
     },
-    /// A relist is one `ReplacedAll` entry and a resync one `SyncAll`; the consumer works out
-    /// deletions itself against its indexer. Bookmarks are queued too.
+    /// A relist is one `ReplacedAll` entry and a resync one `SyncAll`; the consumer
+    /// works out deletions itself against its indexer. Bookmarks are queued too.
     Atomic,
 }
 
@@ -80,8 +81,8 @@ impl<T> RealFifoOptions<T> {
 }
 
 // ANCHOR: struct
-/// Mirrors client-go's `RealFIFO`: a queue in which every notification from the Reflector is
-/// popped, in order, once.
+/// Mirrors client-go's `RealFIFO`: a queue in which every notification from the
+/// Reflector is popped, in order, once.
 pub struct RealFifo<T> {
     state: Mutex<RealFifoState<T>>,
     notify: Notify,
@@ -139,21 +140,32 @@ impl<T: Send + Sync + 'static> RealFifo<T> {
 
     fn transform(&self, key: &Arc<str>, obj: Arc<T>) -> Result<Arc<T>, FifoError> {
         match &self.transformer {
-            Some(transform) => transform(obj).map_err(|source| FifoError::Transform {
-                key: key.to_string(),
-                source,
-            }),
+            Some(transform) => {
+                transform(obj).map_err(|source| FifoError::Transform {
+                    key: key.to_string(),
+                    source,
+                })
+            }
             None => Ok(obj),
         }
     }
 
     /// Mirrors `addToItems_locked`: appends one delta and wakes poppers.
-    fn push_locked(&self, state: &mut RealFifoState<T>, key: Option<Arc<str>>, delta: Delta<T>) {
+    fn push_locked(
+        &self,
+        state: &mut RealFifoState<T>,
+        key: Option<Arc<str>>,
+        delta: Delta<T>,
+    ) {
         state.items.push_back((key, delta));
         self.notify.notify_waiters();
     }
 
-    fn queue_object(&self, delta_type: DeltaType, obj: Arc<T>) -> Result<(), FifoError> {
+    fn queue_object(
+        &self,
+        delta_type: DeltaType,
+        obj: Arc<T>,
+    ) -> Result<(), FifoError> {
         let key = self.key_of(&obj)?;
         let obj = self.transform(&key, obj)?;
         let mut state = self.state.lock();
@@ -165,12 +177,17 @@ impl<T: Send + Sync + 'static> RealFifo<T> {
     // ANCHOR: replace
     /// Mirrors `RealFIFO.Replace`.
     ///
-    /// Non-atomic: first a tombstone for every queued key whose last delta is not already a
-    /// deletion and which the list no longer has, then one for every known key the list no longer
-    /// has and nothing queued, then one `Replaced` per listed object, in list order.
+    /// Non-atomic: first a tombstone for every queued key whose last delta is not
+    /// already a deletion and which the list no longer has, then one for every
+    /// known key the list no longer has and nothing queued, then one `Replaced`
+    /// per listed object, in list order.
     ///
     /// Atomic: a single `ReplacedAll` holding the resource version and every object.
-    pub fn replace_list(&self, list: Vec<Arc<T>>, resource_version: &str) -> Result<(), FifoError> {
+    pub fn replace_list(
+        &self,
+        list: Vec<Arc<T>>,
+        resource_version: &str,
+    ) -> Result<(), FifoError> {
         let mut keyed = Vec::with_capacity(list.len());
         for obj in list {
             let key = self.key_of(&obj)?;
@@ -191,8 +208,11 @@ impl<T: Send + Sync + 'static> RealFifo<T> {
                 self.push_locked(&mut state, None, delta);
             }
             RealFifoMode::NonAtomic { known_objects } => {
-                let listed: HashSet<Arc<str>> = keyed.iter().map(|(k, _)| Arc::clone(k)).collect();
-                for (key, obj) in replace_tombstones(&state.items, known_objects, &listed) {
+                let listed: HashSet<Arc<str>> =
+                    keyed.iter().map(|(k, _)| Arc::clone(k)).collect();
+                for (key, obj) in
+                    replace_tombstones(&state.items, known_objects, &listed)
+                {
                     self.push_locked(
                         &mut state,
                         Some(Arc::clone(&key)),
@@ -200,7 +220,11 @@ impl<T: Send + Sync + 'static> RealFifo<T> {
                     );
                 }
                 for (key, obj) in keyed {
-                    self.push_locked(&mut state, Some(key), Delta::new(DeltaType::Replaced, obj));
+                    self.push_locked(
+                        &mut state,
+                        Some(key),
+                        Delta::new(DeltaType::Replaced, obj),
+                    );
                 }
             }
         }
@@ -212,8 +236,8 @@ impl<T: Send + Sync + 'static> RealFifo<T> {
     }
     // ANCHOR_END: replace
 
-    /// Mirrors `RealFIFO.Resync`. Non-atomic: a `Sync` of the known object for every known key
-    /// with nothing queued. Atomic: one `SyncAll` entry.
+    /// Mirrors `RealFIFO.Resync`. Non-atomic: a `Sync` of the known object for every
+    /// known key with nothing queued. Atomic: one `SyncAll` entry.
     pub fn resync_known(&self) -> Result<(), FifoError> {
         let mut state = self.state.lock();
         match &self.mode {
@@ -232,7 +256,11 @@ impl<T: Send + Sync + 'static> RealFifo<T> {
                         continue;
                     }
                     if let Some(obj) = known_objects.get_by_key(&key) {
-                        self.push_locked(&mut state, Some(key), Delta::new(DeltaType::Sync, obj));
+                        self.push_locked(
+                            &mut state,
+                            Some(key),
+                            Delta::new(DeltaType::Sync, obj),
+                        );
                     }
                 }
             }
@@ -240,8 +268,9 @@ impl<T: Send + Sync + 'static> RealFifo<T> {
         Ok(())
     }
 
-    /// Queues a `Bookmark` for `resource_version` in atomic mode, so the consumer learns how far
-    /// the watch got in order with the events. A no-op in non-atomic mode.
+    /// Queues a `Bookmark` for `resource_version` in atomic mode, so the consumer
+    /// learns how far the watch got in order with the events. A no-op in
+    /// non-atomic mode.
     pub fn bookmark(&self, resource_version: &str) {
         if !self.is_atomic() {
             return;
@@ -266,12 +295,16 @@ impl<T: Send + Sync + 'static> RealFifo<T> {
     }
 
     // ANCHOR: pop_batch
-    /// Mirrors `RealFIFO.PopBatch`: up to `max` deltas, oldest first, no two with the same key,
-    /// passed to `process` with `is_in_initial_list`.
+    /// Mirrors `RealFIFO.PopBatch`: up to `max` deltas, oldest first, no two with
+    /// the same key, passed to `process` with `is_in_initial_list`.
     ///
-    /// A batch never mixes items of the initial list with later ones, and a batch entry
-    /// (`ReplacedAll`, `SyncAll`, `Bookmark`) always travels alone.
-    pub async fn pop_batch<R, E, F>(&self, max: usize, process: F) -> Result<R, PopError<E>>
+    /// A batch never mixes items of the initial list with later ones, and a batch
+    /// entry (`ReplacedAll`, `SyncAll`, `Bookmark`) always travels alone.
+    pub async fn pop_batch<R, E, F>(
+        &self,
+        max: usize,
+        process: F,
+    ) -> Result<R, PopError<E>>
     where
         F: FnOnce(Vec<Delta<T>>, bool) -> Result<R, E>,
     {
@@ -283,7 +316,9 @@ impl<T: Send + Sync + 'static> RealFifo<T> {
                 let is_in_initial_list = !has_synced_locked(&state);
                 let batch = take_batch(&mut state, max);
                 let process = process.take()?;
-                return Some(process(batch, is_in_initial_list).map_err(PopError::Process));
+                return Some(
+                    process(batch, is_in_initial_list).map_err(PopError::Process),
+                );
             }
             state.closed.then_some(Err(PopError::Closed))
         })
@@ -322,8 +357,9 @@ fn has_synced_locked<T>(state: &RealFifoState<T>) -> bool {
     state.populated && state.initial_population_count == 0
 }
 
-/// The tombstones a non-atomic replace queues, in order: queued keys first (in first-seen order,
-/// skipping keys whose last delta is already a deletion), then known keys with nothing queued.
+/// The tombstones a non-atomic replace queues, in order: queued keys first (in
+/// first-seen order, skipping keys whose last delta is already a deletion), then
+/// known keys with nothing queued.
 fn replace_tombstones<T>(
     items: &VecDeque<(Option<Arc<str>>, Delta<T>)>,
     known_objects: &KnownObjects<T>,
@@ -371,7 +407,8 @@ fn take_batch<T>(state: &mut RealFifoState<T>, max: usize) -> Vec<Delta<T>> {
         };
         let is_entry = key.is_none();
         let repeats_a_key = key.as_ref().is_some_and(|k| keys.contains(k));
-        let initial_list_ends = in_initial_list && state.initial_population_count == 0;
+        let initial_list_ends =
+            in_initial_list && state.initial_population_count == 0;
         if !batch.is_empty() && (is_entry || repeats_a_key || initial_list_ends) {
             break;
         }
@@ -448,7 +485,11 @@ impl<T: Send + Sync + 'static> Store<T> for RealFifo<T> {
         Ok(self.get_by_key(&key))
     }
 
-    fn replace(&self, list: Vec<Arc<T>>, resource_version: &str) -> Result<(), StoreError> {
+    fn replace(
+        &self,
+        list: Vec<Arc<T>>,
+        resource_version: &str,
+    ) -> Result<(), StoreError> {
         Ok(self.replace_list(list, resource_version)?)
     }
 

@@ -10,10 +10,14 @@ use std::time::Duration;
 use common::*;
 use stage1_store::{KeyGetter, Store, StoreError};
 use stage2_deltafifo::{
-    Delta, DeltaFifo, DeltaFifoOptions, DeltaObject, DeltaType::*, Deltas, PopError, dedup_deltas,
+    Delta, DeltaFifo, DeltaFifoOptions, DeltaObject, DeltaType::*, Deltas, PopError,
+    dedup_deltas,
 };
 
-fn s(t: stage2_deltafifo::DeltaType, what: &str) -> (stage2_deltafifo::DeltaType, String) {
+fn s(
+    t: stage2_deltafifo::DeltaType,
+    what: &str,
+) -> (stage2_deltafifo::DeltaType, String) {
     (t, what.to_string())
 }
 
@@ -82,7 +86,8 @@ mod ordering {
 
     #[tokio::test(start_paused = true)]
     async fn add_update_delete_of_one_key_stay_three_deltas() {
-        // client-go's TestDeltaFIFO_compressorWorks / addUpdate: only deletions coalesce.
+        // client-go's TestDeltaFIFO_compressorWorks / addUpdate: only deletions
+        // coalesce.
         let f = fifo();
         f.add(obj("foo", 10)).unwrap();
         f.update(obj("foo", 12)).unwrap();
@@ -164,8 +169,9 @@ mod ex2_replace_deletions {
 
     #[tokio::test(start_paused = true)]
     async fn tombstones_count_in_the_initial_list() {
-        // client-go's TestDeltaFIFO_HasSynced and the isInInitialList checks: the first
-        // replace's tombstones belong to the initial list, as its listed keys do.
+        // client-go's TestDeltaFIFO_HasSynced and the isInInitialList checks: the
+        // first replace's tombstones belong to the initial list, as its
+        // listed keys do.
         let known_store = known(&[obj("gone", 9)]);
         let f = fifo_with_known(&known_store);
         assert!(!f.has_synced());
@@ -205,7 +211,8 @@ mod ex2_replace_deletions {
 
     #[tokio::test(start_paused = true)]
     async fn replace_tombstones_queued_only_keys_with_their_newest_object() {
-        // client-go's TestDeltaFIFO_ReplaceMakesDeletionsForObjectsOnlyInQueue (issue 115658).
+        // client-go's TestDeltaFIFO_ReplaceMakesDeletionsForObjectsOnlyInQueue
+        // (issue 115658).
         let known_store = known(&[]);
         let f = fifo_with_known(&known_store);
         f.add(obj("foo", 2)).unwrap();
@@ -242,8 +249,9 @@ mod ex2_replace_deletions {
         f.add(obj("foo", 1)).unwrap();
         f.replace(vec![], "1").unwrap();
         f.replace(vec![], "2").unwrap();
-        // The second tombstone is a duplicate deletion and collapses into the newer one, whose
-        // object is still foo=1 (unwrapped from the first tombstone).
+        // The second tombstone is a duplicate deletion and collapses into the newer
+        // one, whose object is still foo=1 (unwrapped from the first
+        // tombstone).
         assert_eq!(
             drain(&f, 1).await,
             vec![vec![s(Added, "foo=1"), s(Deleted, "tombstone:foo=1")]]
@@ -295,7 +303,8 @@ mod replace_options {
 
     #[tokio::test(start_paused = true)]
     async fn emit_delta_type_replaced_changes_sync_to_replaced() {
-        // client-go's TestDeltaFIFO_ReplaceMakesDeletionsReplaced / ReplaceDeltaType.
+        // client-go's TestDeltaFIFO_ReplaceMakesDeletionsReplaced /
+        // ReplaceDeltaType.
         let known_store = known(&[obj("foo", 5), obj("bar", 6)]);
         let f = DeltaFifo::new(
             DeltaFifoOptions::new(key_func())
@@ -317,7 +326,8 @@ mod replace_options {
         let f = fifo();
         f.add(obj("a", 1)).unwrap();
         assert!(f.replace(vec![obj("b", 1), obj("", 2)], "1").is_err());
-        let keys: Vec<String> = f.list_keys().iter().map(|k| k.to_string()).collect();
+        let keys: Vec<String> =
+            f.list_keys().iter().map(|k| k.to_string()).collect();
         assert_eq!(keys, ["a"]);
         assert_eq!(f.get_deltas("a").unwrap().types(), [Added]);
         assert!(f.get_deltas("b").is_none());
@@ -348,9 +358,10 @@ mod ex2_sync_key {
     }
 }
 
-/// `pop` through the queue's API. These tests never call `replace`, so that `ex2-pop`, the first
-/// exercise, needs no other region; how `take_front` counts down the initial list is tested on
-/// a hand-built state in `src/delta_fifo.rs`, and with a real `replace` in
+/// `pop` through the queue's API. These tests never call `replace`, so that
+/// `ex2-pop`, the first exercise, needs no other region; how `take_front` counts
+/// down the initial list is tested on a hand-built state in `src/delta_fifo.rs`, and
+/// with a real `replace` in
 /// `ex2_replace_deletions::tombstones_count_in_the_initial_list`.
 mod ex2_pop {
     use super::*;
@@ -400,7 +411,9 @@ mod ex2_pop {
         let poppers: Vec<_> = (0..10)
             .map(|_| {
                 let f = Arc::clone(&f);
-                tokio::spawn(async move { f.pop(|_, _| Ok::<_, Infallible>(())).await })
+                tokio::spawn(
+                    async move { f.pop(|_, _| Ok::<_, Infallible>(())).await },
+                )
             })
             .collect();
         tokio::task::yield_now().await;
@@ -445,7 +458,8 @@ mod key_of {
         ]
         .into_iter()
         .collect();
-        // The newest delta decides, and a tombstone's own key wins over its object's.
+        // The newest delta decides, and a tombstone's own key wins over its
+        // object's.
         assert_eq!(f.key_of_deltas(&deltas).unwrap().as_ref(), "baz");
         let err = f.key_of_deltas(&Deltas::new()).unwrap_err();
         assert!(err.to_string().contains("0 length Deltas"), "{err}");
@@ -483,7 +497,8 @@ mod transformer {
         assert_eq!(
             drain(&f, 3).await,
             vec![
-                // foo's tombstone from the replace collapsed into the queued deletion.
+                // foo's tombstone from the replace collapsed into the queued
+                // deletion.
                 vec![
                     s(Added, "foo=10"),
                     s(Updated, "foo=20"),

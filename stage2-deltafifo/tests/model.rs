@@ -1,5 +1,6 @@
-//! Model-based: random operations against a plain reference model of the documented DeltaFIFO
-//! semantics give the same pops, the same `is_in_initial_list` flags and the same `has_synced`.
+//! Model-based: random operations against a plain reference model of the documented
+//! DeltaFIFO semantics give the same pops, the same `is_in_initial_list` flags and
+//! the same `has_synced`.
 
 mod common;
 
@@ -32,10 +33,12 @@ fn op() -> impl Strategy<Value = Op> {
     ]
 }
 
-/// One queued delta in the model: its type, the value, and whether it is a tombstone.
+/// One queued delta in the model: its type, the value, and whether it is a
+/// tombstone.
 type ModelDelta = (DeltaType, Option<i32>, bool);
 
-/// The reference model: a list of (key, deltas) in pop order, written as plainly as possible.
+/// The reference model: a list of (key, deltas) in pop order, written as plainly as
+/// possible.
 #[derive(Default)]
 struct Model {
     queue: Vec<(String, Vec<ModelDelta>)>,
@@ -53,7 +56,9 @@ impl Model {
             Some((_, deltas)) => {
                 deltas.push(delta);
                 let n = deltas.len();
-                if deltas[n - 2].0 == DeltaType::Deleted && deltas[n - 1].0 == DeltaType::Deleted {
+                if deltas[n - 2].0 == DeltaType::Deleted
+                    && deltas[n - 1].0 == DeltaType::Deleted
+                {
                     let newer = deltas.pop().unwrap();
                     if deltas[n - 2].2 {
                         deltas[n - 2] = newer;
@@ -96,7 +101,8 @@ fn show_real(deltas: &stage2_deltafifo::Deltas<Obj>) -> Vec<(DeltaType, String)>
         .collect()
 }
 
-/// What an informer does with a popped item: the newest delta decides the known state.
+/// What an informer does with a popped item: the newest delta decides the known
+/// state.
 fn apply(known: &Cache<Obj>, key: &str, newest: (DeltaType, Option<i32>)) {
     match newest {
         (DeltaType::Deleted, _) => {

@@ -1,4 +1,5 @@
-//! client-go's the_real_fifo_test.go scenarios, and the atomic mode, rewritten in Rust.
+//! client-go's the_real_fifo_test.go scenarios, and the atomic mode, rewritten in
+//! Rust.
 
 mod common;
 
@@ -9,7 +10,9 @@ use std::time::Duration;
 
 use common::*;
 use stage1_store::Store;
-use stage2_deltafifo::{Delta, DeltaType, DeltaType::*, Queue, RealFifo, RealFifoOptions};
+use stage2_deltafifo::{
+    Delta, DeltaType, DeltaType::*, Queue, RealFifo, RealFifoOptions,
+};
 
 fn s(t: DeltaType, what: &str) -> (DeltaType, String) {
     (t, what.to_string())
@@ -83,7 +86,8 @@ mod non_atomic {
                 vec![s(Added, "queued-gone=3")],
                 vec![s(Added, "queued-deleted=4")],
                 vec![s(Deleted, "queued-deleted=5")],
-                // No second deletion for queued-deleted: its last delta is one already.
+                // No second deletion for queued-deleted: its last delta is one
+                // already.
                 vec![s(Deleted, "tombstone:queued-gone=3")],
                 vec![s(Deleted, "tombstone:known-gone=1")],
                 vec![s(Replaced, "kept=6")],
@@ -121,12 +125,14 @@ mod non_atomic {
         let calls = Arc::new(AtomicUsize::new(0));
         let counter = Arc::clone(&calls);
         let f = RealFifo::new(
-            RealFifoOptions::non_atomic(key_func(), as_known(&known(&[obj("k", 1)]))).transformer(
-                Arc::new(move |o: Arc<Obj>| {
-                    counter.fetch_add(1, Ordering::SeqCst);
-                    Ok(obj(&o.name, o.val + 100))
-                }),
-            ),
+            RealFifoOptions::non_atomic(
+                key_func(),
+                as_known(&known(&[obj("k", 1)])),
+            )
+            .transformer(Arc::new(move |o: Arc<Obj>| {
+                counter.fetch_add(1, Ordering::SeqCst);
+                Ok(obj(&o.name, o.val + 100))
+            })),
         );
         f.add(obj("a", 1)).unwrap();
         f.resync().unwrap();

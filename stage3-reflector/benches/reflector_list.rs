@@ -1,17 +1,19 @@
-//! Mirrors client-go's `BenchmarkReflectorList` (`tools/cache/reflector_test.go`): a paging
-//! lister-watcher that builds 100 fully populated pods per page, listed by a reflector with a
-//! page size of 100 into a store keyed by name. Building the pods is part of what is measured,
-//! as it is upstream.
+//! Mirrors client-go's `BenchmarkReflectorList` (`tools/cache/reflector_test.go`): a
+//! paging lister-watcher that builds 100 fully populated pods per page, listed by a
+//! reflector with a page size of 100 into a store keyed by name. Building the pods
+//! is part of what is measured, as it is upstream.
 //!
 //! Two variants:
-//! - `reflector_list/PodList`: every list fetches 3 pages of 100 pods (300 pods per list).
-//! - `reflector_list/PodList_as_upstream`: the page counter is never reset, as in client-go's
-//!   `TestPagingPodsLW`, so only the first list pages; every later list is a single page of
-//!   100 pods. This is the work behind client-go's 1.18 ms/op figure.
+//! - `reflector_list/PodList`: every list fetches 3 pages of 100 pods (300 pods per
+//!   list).
+//! - `reflector_list/PodList_as_upstream`: the page counter is never reset, as in
+//!   client-go's `TestPagingPodsLW`, so only the first list pages; every later list
+//!   is a single page of 100 pods. This is the work behind client-go's 1.18 ms/op
+//!   figure.
 //! - `reflector_list/build_and_drop_100_pods`: only the fixture, for reference.
 //!
-//! `cargo bench -p stage3-reflector --bench reflector_list --features bench-mimalloc` runs the
-//! same on mimalloc instead of the system allocator.
+//! `cargo bench -p stage3-reflector --bench reflector_list --features
+//! bench-mimalloc` runs the same on mimalloc instead of the system allocator.
 
 use std::collections::BTreeMap;
 use std::hint::black_box;
@@ -20,15 +22,17 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use k8s_openapi::api::core::v1::{
-    Affinity, Container, ContainerStatus, HostAlias, LocalObjectReference, NodeAffinity,
-    NodeSelector, NodeSelectorRequirement, NodeSelectorTerm, Pod, PodCondition, PodSpec, PodStatus,
-    PreferredSchedulingTerm, ResourceRequirements, TopologySpreadConstraint,
+    Affinity, Container, ContainerStatus, HostAlias, LocalObjectReference,
+    NodeAffinity, NodeSelector, NodeSelectorRequirement, NodeSelectorTerm, Pod,
+    PodCondition, PodSpec, PodStatus, PreferredSchedulingTerm, ResourceRequirements,
+    TopologySpreadConstraint,
 };
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
 use stage1_store::{Cache, KeyError, new_store};
 use stage3_reflector::{
-    Error, ListOptions, ListPage, ListerWatcher, Reflector, ReflectorOptions, Watch, WatchOptions,
+    Error, ListOptions, ListPage, ListerWatcher, Reflector, ReflectorOptions, Watch,
+    WatchOptions,
 };
 use tokio_util::sync::CancellationToken;
 
@@ -157,24 +161,24 @@ fn pod_list_items(start: usize, count: usize) -> Vec<Arc<Pod>> {
                     ])),
                     affinity: Some(Affinity {
                         node_affinity: Some(NodeAffinity {
-                            required_during_scheduling_ignored_during_execution: Some(
-                                NodeSelector {
+                            required_during_scheduling_ignored_during_execution:
+                                Some(NodeSelector {
                                     node_selector_terms: vec![match_foo()],
-                                },
-                            ),
-                            preferred_during_scheduling_ignored_during_execution: Some(vec![
-                                PreferredSchedulingTerm {
+                                }),
+                            preferred_during_scheduling_ignored_during_execution:
+                                Some(vec![PreferredSchedulingTerm {
                                     preference: match_foo(),
                                     ..PreferredSchedulingTerm::default()
-                                },
-                            ]),
+                                }]),
                         }),
                         ..Affinity::default()
                     }),
-                    topology_spread_constraints: Some(vec![TopologySpreadConstraint {
-                        topology_key: "foo".to_string(),
-                        ..TopologySpreadConstraint::default()
-                    }]),
+                    topology_spread_constraints: Some(vec![
+                        TopologySpreadConstraint {
+                            topology_key: "foo".to_string(),
+                            ..TopologySpreadConstraint::default()
+                        },
+                    ]),
                     host_aliases: Some(vec![
                         HostAlias {
                             ip: "1.1.1.1".to_string(),

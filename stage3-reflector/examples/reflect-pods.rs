@@ -1,17 +1,18 @@
-//! Runs a Reflector for Pods into a DeltaFIFO over kube-client, and prints every delta it pops.
+//! Runs a Reflector for Pods into a DeltaFIFO over kube-client, and prints every
+//! delta it pops.
 //!
 //! ```text
 //! cargo run -p stage3-reflector --example reflect-pods -- [--server URL] [--namespace NS]
 //! ```
 //!
-//! Without `--server` it uses your kubeconfig (or the in-cluster configuration), as `kubectl`
-//! does. With `--server http://127.0.0.1:8080` it talks plain HTTP to that address, for example to
-//! stage 5's server or a `kubectl proxy`. Stop it with Ctrl-C. `RUST_LOG=debug` shows the
-//! reflector's decisions (relists, backoffs, bookmarks).
+//! Without `--server` it uses your kubeconfig (or the in-cluster configuration), as
+//! `kubectl` does. With `--server http://127.0.0.1:8080` it talks plain HTTP to that address, for example to
+//! stage 5's server or a `kubectl proxy`. Stop it with Ctrl-C. `RUST_LOG=debug`
+//! shows the reflector's decisions (relists, backoffs, bookmarks).
 //!
-//! This is client-go's controller loop without the informer: the reflector lists and watches
-//! into the queue (stage 2), and this program pops from it (stage 4 will pop into an indexer and
-//! call handlers instead).
+//! This is client-go's controller loop without the informer: the reflector lists and
+//! watches into the queue (stage 2), and this program pops from it (stage 4 will pop
+//! into an indexer and call handlers instead).
 
 use std::convert::Infallible;
 use std::error::Error;
@@ -44,9 +45,12 @@ fn parse_args() -> Result<Args, String> {
     let mut words = std::env::args().skip(1);
     while let Some(word) = words.next() {
         match word.as_str() {
-            "--server" => args.server = Some(words.next().ok_or("--server needs a URL")?),
+            "--server" => {
+                args.server = Some(words.next().ok_or("--server needs a URL")?)
+            }
             "--namespace" | "-n" => {
-                args.namespace = Some(words.next().ok_or("--namespace needs a name")?);
+                args.namespace =
+                    Some(words.next().ok_or("--namespace needs a name")?);
             }
             "-h" | "--help" => return Err(String::new()),
             other => return Err(format!("unexpected argument {other:?}")),
@@ -82,7 +86,8 @@ fn describe(deltas: &Deltas<Pod>) -> Vec<String> {
 async fn main() -> Result<(), Box<dyn Error>> {
     tracing_subscriber::fmt()
         .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| "info".into()),
         )
         .init();
     let args = match parse_args() {
@@ -115,8 +120,8 @@ async fn main() -> Result<(), Box<dyn Error>> {
         ReflectorOptions::default().name("reflect-pods"),
     ));
 
-    // The reflector runs until shutdown; Ctrl-C triggers it and closes the queue, which ends the
-    // pop loop below.
+    // The reflector runs until shutdown; Ctrl-C triggers it and closes the queue,
+    // which ends the pop loop below.
     let shutdown = CancellationToken::new();
     let running = tokio::spawn({
         let reflector = Arc::clone(&reflector);

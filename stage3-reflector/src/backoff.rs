@@ -1,9 +1,10 @@
 //! Exponential backoff with jitter and a reset after a healthy period.
 //!
 //! Mirrors apimachinery's [`pkg/util/wait/backoff.go`]: `wait.Backoff.Step` and the
-//! `exponentialBackoffManagerImpl` that `NewExponentialBackoffManager` returns. The Reflector
-//! builds one with 800 ms initial delay, factor 2, jitter 1.0, a 30 s cap and a 2 minute
-//! reset, so a failing reflector settles at one request every [30 s, 60 s).
+//! `exponentialBackoffManagerImpl` that `NewExponentialBackoffManager` returns. The
+//! Reflector builds one with 800 ms initial delay, factor 2, jitter 1.0, a 30 s cap
+//! and a 2 minute reset, so a failing reflector settles at one request every [30 s,
+//! 60 s).
 //!
 //! [`pkg/util/wait/backoff.go`]: https://github.com/kubernetes/apimachinery/blob/v0.34.0/pkg/util/wait/backoff.go
 
@@ -22,13 +23,14 @@ pub struct BackoffSettings {
     pub reset_after: Duration,
     /// Each delay is the previous one times this.
     pub factor: f64,
-    /// Each delay gets up to `jitter × delay` added at random; `0` turns jitter off.
+    /// Each delay gets up to `jitter × delay` added at random; `0` turns jitter
+    /// off.
     pub jitter: f64,
 }
 
 impl BackoffSettings {
-    /// The reflector's settings (client-go's `NewReflectorWithOptions`): 800 ms doubling to
-    /// 30 s, jitter 1.0, reset after 2 minutes.
+    /// The reflector's settings (client-go's `NewReflectorWithOptions`): 800 ms
+    /// doubling to 30 s, jitter 1.0, reset after 2 minutes.
     pub const REFLECTOR: BackoffSettings = BackoffSettings {
         initial: Duration::from_millis(800),
         cap: Duration::from_secs(30),
@@ -53,8 +55,8 @@ enum Growth {
     Capped,
 }
 
-/// Mirrors `exponentialBackoffManagerImpl`: hands out ever longer delays, and starts over after a
-/// quiet period.
+/// Mirrors `exponentialBackoffManagerImpl`: hands out ever longer delays, and starts
+/// over after a quiet period.
 #[derive(Clone, Debug)]
 pub struct ExponentialBackoff {
     settings: BackoffSettings,
@@ -73,11 +75,13 @@ impl ExponentialBackoff {
     }
 
     // ANCHOR: next_delay
-    /// Mirrors `getNextBackoff`: the next delay to wait. If the previous call was more than
-    /// `reset_after` ago the sequence starts over at `initial`.
+    /// Mirrors `getNextBackoff`: the next delay to wait. If the previous call was
+    /// more than `reset_after` ago the sequence starts over at `initial`.
     pub fn next_delay(&mut self) -> Duration {
         let now = Instant::now();
-        if now.saturating_duration_since(self.last_backoff_start) > self.settings.reset_after {
+        if now.saturating_duration_since(self.last_backoff_start)
+            > self.settings.reset_after
+        {
             self.growth = Growth::Growing(self.settings.initial);
         }
         self.last_backoff_start = now;

@@ -1,11 +1,12 @@
 //! The errors of stage 3: one enum for lists, watches and the reflector loop.
 //!
 //! client-go passes plain `error` values around and asks questions of them with
-//! `k8s.io/apimachinery/pkg/api/errors` (`IsResourceExpired`, `IsGone`, `IsTooManyRequests`,
-//! `IsInternalError`, `IsTimeout`) and with the reflector's own `isExpiredError`,
-//! `isTooLargeResourceVersionError` and `isWatchErrorRetriable`. Here the two conditions that
-//! change what the reflector lists from are typed variants, decided once when a Kubernetes
-//! `Status` arrives ([`Error::from_status`]); the rest are predicates on [`Error`].
+//! `k8s.io/apimachinery/pkg/api/errors` (`IsResourceExpired`, `IsGone`,
+//! `IsTooManyRequests`, `IsInternalError`, `IsTimeout`) and with the reflector's own
+//! `isExpiredError`, `isTooLargeResourceVersionError` and `isWatchErrorRetriable`.
+//! Here the two conditions that change what the reflector lists from are typed
+//! variants, decided once when a Kubernetes `Status` arrives
+//! ([`Error::from_status`]); the rest are predicates on [`Error`].
 //!
 //! Every variant that came from the server keeps its `Status` exactly as received.
 //!
@@ -20,23 +21,29 @@ use stage1_store::StoreError;
 /// A boxed error from a layer below this one (an HTTP client, a decoder).
 pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
 
-/// The `StatusReason` values of apimachinery's `metav1`, as far as this crate asks about them.
+/// The `StatusReason` values of apimachinery's `metav1`, as far as this crate asks
+/// about them.
 pub mod reason {
-    /// `StatusReasonExpired`: the requested resource version is older than the server keeps.
+    /// `StatusReasonExpired`: the requested resource version is older than the
+    /// server keeps.
     pub const EXPIRED: &str = "Expired";
-    /// `StatusReasonGone`: what servers before 1.18 sent for an expired resource version.
+    /// `StatusReasonGone`: what servers before 1.18 sent for an expired resource
+    /// version.
     pub const GONE: &str = "Gone";
     /// `StatusReasonTooManyRequests` (429).
     pub const TOO_MANY_REQUESTS: &str = "TooManyRequests";
     /// `StatusReasonInternalError` (500).
     pub const INTERNAL_ERROR: &str = "InternalError";
-    /// `StatusReasonTimeout` (504): also how servers report a too large resource version.
+    /// `StatusReasonTimeout` (504): also how servers report a too large resource
+    /// version.
     pub const TIMEOUT: &str = "Timeout";
-    /// `CauseTypeResourceVersionTooLarge`: a `StatusCause` reason naming a too large version.
+    /// `CauseTypeResourceVersionTooLarge`: a `StatusCause` reason naming a too large
+    /// version.
     pub const CAUSE_RESOURCE_VERSION_TOO_LARGE: &str = "ResourceVersionTooLarge";
 
-    /// Every reason apimachinery knows. A status whose reason is not one of these is judged by
-    /// its HTTP code alone, as in apimachinery's `reasonAndCodeForError`.
+    /// Every reason apimachinery knows. A status whose reason is not one of these is
+    /// judged by its HTTP code alone, as in apimachinery's
+    /// `reasonAndCodeForError`.
     pub const KNOWN: &[&str] = &[
         "Unauthorized",
         "Forbidden",
@@ -67,25 +74,28 @@ pub mod reason {
 
 /// The message old servers put in a 410 for an expired watch.
 const TOO_OLD_RESOURCE_VERSION: &str = "too old resource version";
-/// The message servers before 1.18.6 used instead of the `ResourceVersionTooLarge` cause.
+/// The message servers before 1.18.6 used instead of the `ResourceVersionTooLarge`
+/// cause.
 const TOO_LARGE_RESOURCE_VERSION: &str = "Too large resource version";
 
 /// Everything that can go wrong while listing, watching or reflecting.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    /// The requested resource version (or continue token) is older than the server keeps: HTTP
-    /// 410 with reason `Expired` or `Gone`. Mirrors client-go's `isExpiredError`.
+    /// The requested resource version (or continue token) is older than the server
+    /// keeps: HTTP 410 with reason `Expired` or `Gone`. Mirrors client-go's
+    /// `isExpiredError`.
     ///
-    /// Recovery: relist. A reflector first relists from its last version, and from `""` (the
-    /// newest, read from etcd) if that is expired too.
+    /// Recovery: relist. A reflector first relists from its last version, and from
+    /// `""` (the newest, read from etcd) if that is expired too.
     #[error("resource version expired ({}); relist to get a current resource version", describe(.status))]
     Expired {
         /// The status the server sent.
         status: Box<Status>,
     },
 
-    /// The requested resource version is newer than the server has seen, usually an API server
-    /// whose watch cache lags behind. Mirrors client-go's `isTooLargeResourceVersionError`.
+    /// The requested resource version is newer than the server has seen, usually an
+    /// API server whose watch cache lags behind. Mirrors client-go's
+    /// `isTooLargeResourceVersionError`.
     ///
     /// Recovery: relist from `""`, which the server answers with its newest version.
     #[error("too large resource version ({}); relist from \"\" to get the server's newest version", describe(.status))]
@@ -94,15 +104,17 @@ pub enum Error {
         status: Box<Status>,
     },
 
-    /// Any other failure the server reported as a `Status` (429, 500, 403, …). Its code is kept.
+    /// Any other failure the server reported as a `Status` (429, 500, 403, …). Its
+    /// code is kept.
     #[error("the API server answered {}", describe(.status))]
     Api {
         /// The status the server sent.
         status: Box<Status>,
     },
 
-    /// The request did not reach the server or the connection broke (connection refused,
-    /// TLS, I/O). [`Error::is_connection_refused`] looks through the source chain.
+    /// The request did not reach the server or the connection broke (connection
+    /// refused, TLS, I/O). [`Error::is_connection_refused`] looks through the
+    /// source chain.
     #[error(
         "could not talk to the API server: {source}; check the server address and that it is up"
     )]
@@ -112,8 +124,9 @@ pub enum Error {
         source: BoxError,
     },
 
-    /// A response or watch event could not be decoded. A watch ends with this error, as client-go's
-    /// stream watcher ends with "unable to decode an event from the watch stream".
+    /// A response or watch event could not be decoded. A watch ends with this error,
+    /// as client-go's stream watcher ends with "unable to decode an event from
+    /// the watch stream".
     #[error("could not decode {what}: {source}")]
     Decode {
         /// What was being decoded, such as `"a list response"`.
@@ -123,9 +136,12 @@ pub enum Error {
         source: BoxError,
     },
 
-    /// A watch event carried an object of another type than the reflector expects. The
-    /// reflector logs it and skips the event, as client-go does for an unexpected type.
-    #[error("expected a {expected} but the watch event object is a {actual}; the event is skipped")]
+    /// A watch event carried an object of another type than the reflector expects.
+    /// The reflector logs it and skips the event, as client-go does for an
+    /// unexpected type.
+    #[error(
+        "expected a {expected} but the watch event object is a {actual}; the event is skipped"
+    )]
     UnexpectedType {
         /// The type the watch was opened for, such as `v1/Pod`.
         expected: String,
@@ -133,8 +149,9 @@ pub enum Error {
         actual: String,
     },
 
-    /// The watch closed within a second without delivering a single event. Mirrors client-go's
-    /// `VeryShortWatchError`; the reflector treats it as a sign of trouble and relists.
+    /// The watch closed within a second without delivering a single event. Mirrors
+    /// client-go's `VeryShortWatchError`; the reflector treats it as a sign of
+    /// trouble and relists.
     #[error(
         "very short watch: {name}: unexpected watch close - watch lasted less than a second and no items received"
     )]
@@ -143,8 +160,8 @@ pub enum Error {
         name: String,
     },
 
-    /// The store refused the listed items (`store.replace` failed; client-go's "unable to sync
-    /// list result"). The reflector backs off and relists.
+    /// The store refused the listed items (`store.replace` failed; client-go's
+    /// "unable to sync list result"). The reflector backs off and relists.
     #[error("unable to sync list result into the store: {source}")]
     Sync {
         /// The store's error.
@@ -160,8 +177,8 @@ pub enum Error {
         source: StoreError,
     },
 
-    /// The options cannot be sent as given (for example `resource_version_match` on a watch
-    /// without `send_initial_events`, which the API server rejects).
+    /// The options cannot be sent as given (for example `resource_version_match` on
+    /// a watch without `send_initial_events`, which the API server rejects).
     #[error("invalid list or watch options: {message}")]
     InvalidOptions {
         /// What is wrong with them.
@@ -170,13 +187,14 @@ pub enum Error {
 }
 
 impl Error {
-    /// Classifies a `Status` the server sent (as an HTTP error body or a watch `Error` event).
-    ///
+    /// Classifies a `Status` the server sent (as an HTTP error body or a watch
+    /// `Error` event).
     // ANCHOR: from_status
-    /// A 410 (reason `Expired` or `Gone`, or an unknown reason with code 410) or a message
-    /// containing "too old resource version" becomes [`Error::Expired`]. A status with the
-    /// `ResourceVersionTooLarge` cause, or a timeout whose message says "Too large resource
-    /// version", becomes [`Error::TooLargeResourceVersion`]. Anything else is [`Error::Api`]
+    /// A 410 (reason `Expired` or `Gone`, or an unknown reason with code 410) or a
+    /// message containing "too old resource version" becomes [`Error::Expired`].
+    /// A status with the `ResourceVersionTooLarge` cause, or a timeout whose
+    /// message says "Too large resource version", becomes
+    /// [`Error::TooLargeResourceVersion`]. Anything else is [`Error::Api`]
     /// with its code kept.
     pub fn from_status(status: Status) -> Self {
         let status = Box::new(status);
@@ -215,22 +233,25 @@ impl Error {
         matches!(self, Error::TooLargeResourceVersion { .. })
     }
 
-    /// Mirrors apimachinery's `IsTooManyRequests`: reason `TooManyRequests` or code 429.
+    /// Mirrors apimachinery's `IsTooManyRequests`: reason `TooManyRequests` or code
+    /// 429.
     pub fn is_too_many_requests(&self) -> bool {
         self.status().is_some_and(|status| {
-            status.reason.as_deref() == Some(reason::TOO_MANY_REQUESTS) || status.code == Some(429)
+            status.reason.as_deref() == Some(reason::TOO_MANY_REQUESTS)
+                || status.code == Some(429)
         })
     }
 
-    /// Mirrors apimachinery's `IsInternalError`: reason `InternalError`, or code 500 with a
-    /// reason apimachinery does not know.
+    /// Mirrors apimachinery's `IsInternalError`: reason `InternalError`, or code 500
+    /// with a reason apimachinery does not know.
     pub fn is_internal_error(&self) -> bool {
-        self.status()
-            .is_some_and(|status| reason_or_code(status, reason::INTERNAL_ERROR, 500))
+        self.status().is_some_and(|status| {
+            reason_or_code(status, reason::INTERNAL_ERROR, 500)
+        })
     }
 
-    /// Mirrors apimachinery's `utilnet.IsConnectionRefused`: somewhere in the source chain is
-    /// an I/O error of kind `ConnectionRefused`.
+    /// Mirrors apimachinery's `utilnet.IsConnectionRefused`: somewhere in the source
+    /// chain is an I/O error of kind `ConnectionRefused`.
     pub fn is_connection_refused(&self) -> bool {
         let mut current: Option<&(dyn std::error::Error + 'static)> = Some(self);
         while let Some(error) = current {
@@ -245,20 +266,21 @@ impl Error {
     }
 
     // ANCHOR: is_watch_error_retriable
-    /// Mirrors client-go's `isWatchErrorRetriable`: connection refused or 429. The server is
-    /// probably overloaded or restarting, so the reflector backs off and watches again from
-    /// where it was instead of relisting everything.
+    /// Mirrors client-go's `isWatchErrorRetriable`: connection refused or 429. The
+    /// server is probably overloaded or restarting, so the reflector backs off
+    /// and watches again from where it was instead of relisting everything.
     pub fn is_watch_error_retriable(&self) -> bool {
         self.is_connection_refused() || self.is_too_many_requests()
     }
     // ANCHOR_END: is_watch_error_retriable
 }
 
-/// apimachinery's `reasonAndCodeForError` test: the reason matches, or the reason is unknown and
-/// the code matches.
+/// apimachinery's `reasonAndCodeForError` test: the reason matches, or the reason is
+/// unknown and the code matches.
 fn reason_or_code(status: &Status, wanted_reason: &str, wanted_code: i32) -> bool {
     let reason = status.reason.as_deref().unwrap_or("");
-    reason == wanted_reason || (!reason::is_known(reason) && status.code == Some(wanted_code))
+    reason == wanted_reason
+        || (!reason::is_known(reason) && status.code == Some(wanted_code))
 }
 
 fn status_is_expired(status: &Status) -> bool {
@@ -277,14 +299,13 @@ fn status_is_too_large_resource_version(status: &Status) -> bool {
         .as_ref()
         .and_then(|details| details.causes.as_deref())
         .unwrap_or_default();
-    if causes
-        .iter()
-        .any(|cause| cause.reason.as_deref() == Some(reason::CAUSE_RESOURCE_VERSION_TOO_LARGE))
-    {
+    if causes.iter().any(|cause| {
+        cause.reason.as_deref() == Some(reason::CAUSE_RESOURCE_VERSION_TOO_LARGE)
+    }) {
         return true;
     }
-    // Servers 1.17.0–1.18.5 said so only in a cause message, older ones only in the message,
-    // and always as a timeout.
+    // Servers 1.17.0–1.18.5 said so only in a cause message, older ones only in the
+    // message, and always as a timeout.
     if !reason_or_code(status, reason::TIMEOUT, 504) {
         return false;
     }
@@ -314,7 +335,9 @@ fn describe(status: &Status) -> String {
 
 #[cfg(test)]
 mod tests {
-    use k8s_openapi::apimachinery::pkg::apis::meta::v1::{StatusCause, StatusDetails};
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::{
+        StatusCause, StatusDetails,
+    };
 
     use super::*;
 
@@ -328,7 +351,11 @@ mod tests {
         }
     }
 
-    fn with_cause(mut status: Status, reason: Option<&str>, message: Option<&str>) -> Status {
+    fn with_cause(
+        mut status: Status,
+        reason: Option<&str>,
+        message: Option<&str>,
+    ) -> Status {
         status.details = Some(StatusDetails {
             causes: Some(vec![StatusCause {
                 reason: reason.map(str::to_string),
@@ -389,7 +416,11 @@ mod tests {
         assert_eq!(error.code(), Some(429));
         assert!(error.is_too_many_requests());
         assert!(error.is_watch_error_retriable());
-        let error = Error::from_status(status(500, "InternalError", "etcdserver: no leader"));
+        let error = Error::from_status(status(
+            500,
+            "InternalError",
+            "etcdserver: no leader",
+        ));
         assert!(error.is_internal_error());
         assert!(!error.is_watch_error_retriable());
         let error = Error::from_status(status(403, "Forbidden", "nope"));

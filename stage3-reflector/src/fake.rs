@@ -1,10 +1,11 @@
 //! A scriptable, in-memory [`ListerWatcher`] for tests, exercises and benches.
 //!
-//! It plays the API server: it holds objects under a resource-version counter, pages lists and
-//! hands out continue tokens, and delivers watch events, replaying history after the requested
-//! version. On top of that a test can script replies (a failed list, a watch that closes at
-//! once), inject errors and events, expire continue tokens, compact history, and read back the
-//! exact sequence of list and watch calls with their options.
+//! It plays the API server: it holds objects under a resource-version counter, pages
+//! lists and hands out continue tokens, and delivers watch events, replaying history
+//! after the requested version. On top of that a test can script replies (a failed
+//! list, a watch that closes at once), inject errors and events, expire continue
+//! tokens, compact history, and read back the exact sequence of list and watch calls
+//! with their options.
 //!
 //! client-go's tests do the same with `ListWatch{ListFunc, WatchFunc}` closures and
 //! `watch.NewFake()`; here one type does both, so the scenarios read as a script.
@@ -24,16 +25,18 @@
 //! # });
 //! ```
 //!
-//! Waits such as [`wait_for_calls`](FakeListerWatcher::wait_for_calls) wait as long as it
-//! takes: wrap them in `tokio::time::timeout` so that a broken reflector fails the test instead
-//! of hanging it.
+//! Waits such as [`wait_for_calls`](FakeListerWatcher::wait_for_calls) wait as long
+//! as it takes: wrap them in `tokio::time::timeout` so that a broken reflector fails
+//! the test instead of hanging it.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::fmt;
 use std::sync::Arc;
 
 use futures::channel::mpsc::{UnboundedSender, unbounded};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Status, StatusCause, StatusDetails};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{
+    Status, StatusCause, StatusDetails,
+};
 use kube::Resource;
 use parking_lot::Mutex;
 use stage1_store::{KeyError, meta_namespace_key_func};
@@ -53,12 +56,13 @@ pub enum Call {
 }
 
 // ANCHOR: replies
-/// A scripted answer to the next list call; see [`FakeListerWatcher::push_list_reply`].
+/// A scripted answer to the next list call; see
+/// [`FakeListerWatcher::push_list_reply`].
 pub enum ListReply<K> {
     /// Serve the fake's objects, paged as the options ask (the default).
     Serve,
-    /// Serve, then expire every continue token handed out so far, so that the next page fails
-    /// with 410 Expired.
+    /// Serve, then expire every continue token handed out so far, so that the next
+    /// page fails with 410 Expired.
     ServeThenExpireContinueTokens,
     /// Answer with exactly this page.
     Page(ListPage<K>),
@@ -66,10 +70,12 @@ pub enum ListReply<K> {
     Fail(Error),
 }
 
-/// A scripted answer to the next watch call; see [`FakeListerWatcher::push_watch_reply`].
+/// A scripted answer to the next watch call; see
+/// [`FakeListerWatcher::push_watch_reply`].
 pub enum WatchReply<K> {
-    /// A live watch (the default): replays history after the requested version, then delivers
-    /// every change until [`close_watches`](FakeListerWatcher::close_watches).
+    /// A live watch (the default): replays history after the requested version, then
+    /// delivers every change until
+    /// [`close_watches`](FakeListerWatcher::close_watches).
     Live,
     /// Fail with this error.
     Fail(Error),
@@ -103,7 +109,8 @@ impl<K> fmt::Debug for WatchReply<K> {
 
 /// The fake API server's state.
 struct State<K> {
-    /// The objects by `namespace/name`; sorted, so lists and pages are deterministic.
+    /// The objects by `namespace/name`; sorted, so lists and pages are
+    /// deterministic.
     objects: BTreeMap<String, Arc<K>>,
     /// The resource version of the last change.
     resource_version: u64,
@@ -127,15 +134,16 @@ struct Shared<K> {
 
 /// A fake API server for one resource type, for tests, exercises and benches.
 ///
-/// It holds objects under a resource-version counter, pages lists with continue tokens, and
-/// replays history to watches that start from an older version. A test can script the next
-/// replies ([`ListReply`], [`WatchReply`]), inject events and errors ([`emit`](Self::emit) and
-/// friends), expire continue tokens, compact history, and read back every call with its
-/// options ([`calls`](Self::calls)). Waits such as [`wait_for_calls`](Self::wait_for_calls)
-/// wait as long as it takes: wrap them in `tokio::time::timeout`.
+/// It holds objects under a resource-version counter, pages lists with continue
+/// tokens, and replays history to watches that start from an older version. A test
+/// can script the next replies ([`ListReply`], [`WatchReply`]), inject events and
+/// errors ([`emit`](Self::emit) and friends), expire continue tokens, compact
+/// history, and read back every call with its options ([`calls`](Self::calls)).
+/// Waits such as [`wait_for_calls`](Self::wait_for_calls) wait as long as it takes:
+/// wrap them in `tokio::time::timeout`.
 ///
-/// Cloning gives another handle to the same fake, so a test can keep one while the reflector
-/// owns another.
+/// Cloning gives another handle to the same fake, so a test can keep one while the
+/// reflector owns another.
 pub struct FakeListerWatcher<K> {
     shared: Arc<Shared<K>>,
 }
@@ -198,8 +206,8 @@ where
 
     // ----- changing the objects -----
 
-    /// Creates `obj` at the next resource version and tells live watches (`ADDED`). Returns
-    /// the stored object. Fails if `obj` has no name.
+    /// Creates `obj` at the next resource version and tells live watches (`ADDED`).
+    /// Returns the stored object. Fails if `obj` has no name.
     pub fn add(&self, obj: K) -> Result<Arc<K>, KeyError> {
         self.change(obj, Change::Added)
     }
@@ -210,8 +218,8 @@ where
         self.change(obj, Change::Modified)
     }
 
-    /// Removes the object with `obj`'s key at the next resource version and tells live watches
-    /// (`DELETED`, carrying `obj` at the deletion's version).
+    /// Removes the object with `obj`'s key at the next resource version and tells
+    /// live watches (`DELETED`, carrying `obj` at the deletion's version).
     pub fn delete(&self, obj: K) -> Result<Arc<K>, KeyError> {
         self.change(obj, Change::Deleted)
     }
@@ -246,8 +254,8 @@ where
         Ok(stored)
     }
 
-    /// Forgets history before the current version: later watches from an older version, and
-    /// continue tokens, fail with 410 Expired (etcd compaction).
+    /// Forgets history before the current version: later watches from an older
+    /// version, and continue tokens, fail with 410 Expired (etcd compaction).
     pub fn compact(&self) {
         {
             let mut state = self.shared.state.lock();
@@ -258,7 +266,8 @@ where
         self.shared.changed.notify_waiters();
     }
 
-    /// Expires every continue token handed out so far: the next page request fails with 410.
+    /// Expires every continue token handed out so far: the next page request fails
+    /// with 410.
     pub fn expire_continue_tokens(&self) {
         self.shared.state.lock().continue_epoch += 1;
     }
@@ -275,14 +284,14 @@ where
 
     // ----- scripting replies -----
 
-    /// Queues the answer to a coming list call; calls take replies in order, and serve the
-    /// objects once the queue is empty.
+    /// Queues the answer to a coming list call; calls take replies in order, and
+    /// serve the objects once the queue is empty.
     pub fn push_list_reply(&self, reply: ListReply<K>) {
         self.shared.state.lock().list_replies.push_back(reply);
     }
 
-    /// Queues the answer to a coming watch call; calls take replies in order, and open live
-    /// watches once the queue is empty.
+    /// Queues the answer to a coming watch call; calls take replies in order, and
+    /// open live watches once the queue is empty.
     pub fn push_watch_reply(&self, reply: WatchReply<K>) {
         self.shared.state.lock().watch_replies.push_back(reply);
     }
@@ -306,7 +315,9 @@ where
             Err(error) => {
                 // Errors cannot be cloned; only the newest live watch gets this one.
                 let state = self.shared.state.lock();
-                if let Some(watch) = state.live_watches.iter().rev().find(|w| !w.is_closed()) {
+                if let Some(watch) =
+                    state.live_watches.iter().rev().find(|w| !w.is_closed())
+                {
                     // A watch stopped just now simply misses it.
                     let _ = watch.unbounded_send(Err(error));
                 }
@@ -326,8 +337,8 @@ where
         self.emit(Ok(WatchEvent::Error(Box::new(status))));
     }
 
-    /// Sends the newest live watch an object of another type (`actual`, such as `v1/Service`),
-    /// as a decoder reports it.
+    /// Sends the newest live watch an object of another type (`actual`, such as
+    /// `v1/Service`), as a decoder reports it.
     pub fn emit_unexpected_type(&self, actual: &str) {
         let dynamic_type = K::DynamicType::default();
         let expected = format!(
@@ -493,8 +504,9 @@ impl<K: Send + Sync + 'static> State<K> {
     }
 
     fn page(&self, options: &ListOptions) -> Result<ListPage<K>, Error> {
-        // A first page is served at the current version (an older requested version is fine:
-        // "not older than"); later pages keep the first page's version.
+        // A first page is served at the current version (an older requested version
+        // is fine: "not older than"); later pages keep the first page's
+        // version.
         let (offset, resource_version) = if options.continue_token.is_empty() {
             self.requested_version(&options.resource_version)?;
             (0, self.resource_version)
@@ -555,7 +567,10 @@ impl<K: Send + Sync + 'static> State<K> {
         Ok((offset, resource_version))
     }
 
-    fn open_live_watch(&mut self, options: &WatchOptions) -> Result<Watch<K>, Error> {
+    fn open_live_watch(
+        &mut self,
+        options: &WatchOptions,
+    ) -> Result<Watch<K>, Error> {
         let (sender, receiver) = unbounded();
         let send = |item: WatchItem<K>| {
             // The receiver is still in our hands, so this cannot fail.
@@ -657,7 +672,8 @@ pub fn internal_error_status(message: &str) -> Status {
     )
 }
 
-/// 504 Timeout with the `ResourceVersionTooLarge` cause, as a lagging watch cache sends it.
+/// 504 Timeout with the `ResourceVersionTooLarge` cause, as a lagging watch cache
+/// sends it.
 pub fn too_large_resource_version_status(requested: u64, current: u64) -> Status {
     let mut status = failure(
         504,
@@ -682,8 +698,8 @@ fn bad_request_status(what: &str) -> Status {
     failure(400, "BadRequest", &format!("invalid value {what:?}"))
 }
 
-/// A transport error whose source is an I/O `ConnectionRefused`, as a client reports a server
-/// that is down.
+/// A transport error whose source is an I/O `ConnectionRefused`, as a client reports
+/// a server that is down.
 pub fn connection_refused() -> Error {
     Error::Transport {
         source: Box::new(std::io::Error::new(

@@ -1,23 +1,28 @@
 //! A [`ListerWatcher`] over kube-client.
 //!
-//! Mirrors client-go's `NewFilteredListWatchFromClient` (in [`tools/cache/listwatch.go`]): list
-//! and watch one resource through a client, with fixed label and field selectors. It works
-//! against a real cluster and against stage 5's server.
+//! Mirrors client-go's `NewFilteredListWatchFromClient` (in
+//! [`tools/cache/listwatch.go`]): list and watch one resource through a client, with
+//! fixed label and field selectors. It works against a real cluster and against
+//! stage 5's server.
 //!
 //! # Wire details
-//! - Requests are built with kube's `Request` from the `Api`'s URL, so namespaces and resource
-//!   paths are kube's business.
-//! - kube drops `resourceVersion=0` from a list that has a `limit`; client-go sends both (the
-//!   watch cache then answers in full and ignores the limit). This lister puts it back.
-//! - A watch `ERROR` event and an HTTP error body both become [`Error::from_status`], so a 410
-//!   or "too old resource version" is [`Error::Expired`] and other statuses keep their code.
-//! - kube's default client retries 429, 503 and 504 by itself (up to 15 times, backing off to
-//!   1000 s). That hides 429 from the reflector's own backoff and turns a "too large resource
-//!   version" (a 504) into minutes of retries instead of an immediate relist. Build the client
-//!   with [`KubeListerWatcher::client`], which turns kube's retries off.
-//! - Each watch event's object is checked for its `apiVersion` and `kind` before it is decoded;
-//!   an object of another type becomes [`Error::UnexpectedType`], which the reflector skips.
-//!   This reads the event twice (a quick scan for the two fields, then the decode).
+//! - Requests are built with kube's `Request` from the `Api`'s URL, so namespaces
+//!   and resource paths are kube's business.
+//! - kube drops `resourceVersion=0` from a list that has a `limit`; client-go sends
+//!   both (the watch cache then answers in full and ignores the limit). This lister
+//!   puts it back.
+//! - A watch `ERROR` event and an HTTP error body both become
+//!   [`Error::from_status`], so a 410 or "too old resource version" is
+//!   [`Error::Expired`] and other statuses keep their code.
+//! - kube's default client retries 429, 503 and 504 by itself (up to 15 times,
+//!   backing off to 1000 s). That hides 429 from the reflector's own backoff and
+//!   turns a "too large resource version" (a 504) into minutes of retries instead of
+//!   an immediate relist. Build the client with [`KubeListerWatcher::client`], which
+//!   turns kube's retries off.
+//! - Each watch event's object is checked for its `apiVersion` and `kind` before it
+//!   is decoded; an object of another type becomes [`Error::UnexpectedType`], which
+//!   the reflector skips. This reads the event twice (a quick scan for the two
+//!   fields, then the decode).
 //!
 //! [`tools/cache/listwatch.go`]: https://github.com/kubernetes/client-go/blob/v0.34.0/tools/cache/listwatch.go
 
@@ -39,17 +44,20 @@ use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
 
 use crate::error::Error;
-use crate::listwatch::{ListOptions, ListPage, ListerWatcher, ResourceVersionMatch, WatchOptions};
+use crate::listwatch::{
+    ListOptions, ListPage, ListerWatcher, ResourceVersionMatch, WatchOptions,
+};
 use crate::watch::{Bookmark, Watch, WatchEvent, WatchItem};
 
 /// Lists and watches `K` through a kube [`Client`], like client-go's
 /// `NewFilteredListWatchFromClient`.
 ///
-/// Build the client with [`KubeListerWatcher::client`]: kube's default client retries 429, 503
-/// and 504 by itself, which would hide them from the reflector. Statuses the server sends become
-/// [`Error::from_status`] (so a 410 is [`Error::Expired`]); a watch event whose object has
-/// another `apiVersion` or `kind` becomes [`Error::UnexpectedType`]. A list from `"0"` with a
-/// limit sends `resourceVersion=0`, as client-go does (kube alone would leave it out).
+/// Build the client with [`KubeListerWatcher::client`]: kube's default client
+/// retries 429, 503 and 504 by itself, which would hide them from the reflector.
+/// Statuses the server sends become [`Error::from_status`] (so a 410 is
+/// [`Error::Expired`]); a watch event whose object has another `apiVersion` or
+/// `kind` becomes [`Error::UnexpectedType`]. A list from `"0"` with a limit sends
+/// `resourceVersion=0`, as client-go does (kube alone would leave it out).
 pub struct KubeListerWatcher<K> {
     client: Client,
     request: Request,
@@ -111,30 +119,36 @@ where
         }
     }
 
-    /// A kube [`Client`] for reflectors: `config` with kube's own retry layer turned off
-    /// (`Config::default_retry = false`), so that 429 and 504 reach the reflector.
+    /// A kube [`Client`] for reflectors: `config` with kube's own retry layer turned
+    /// off (`Config::default_retry = false`), so that 429 and 504 reach the
+    /// reflector.
     pub fn client(mut config: kube::Config) -> Result<Client, Error> {
         config.default_retry = false;
-        Client::try_from(config).map_err(|error| from_kube(error, "a client configuration"))
+        Client::try_from(config)
+            .map_err(|error| from_kube(error, "a client configuration"))
     }
 
-    /// Restricts lists and watches to objects matching this label selector, unless the options
-    /// of a call carry their own.
+    /// Restricts lists and watches to objects matching this label selector, unless
+    /// the options of a call carry their own.
     #[must_use]
     pub fn label_selector(mut self, selector: impl Into<String>) -> Self {
         self.label_selector = selector.into();
         self
     }
 
-    /// Restricts lists and watches to objects matching this field selector, unless the options
-    /// of a call carry their own.
+    /// Restricts lists and watches to objects matching this field selector, unless
+    /// the options of a call carry their own.
     #[must_use]
     pub fn field_selector(mut self, selector: impl Into<String>) -> Self {
         self.field_selector = selector.into();
         self
     }
 
-    fn selector<'a>(&'a self, from_options: &'a str, own: &'a str) -> Option<String> {
+    fn selector<'a>(
+        &'a self,
+        from_options: &'a str,
+        own: &'a str,
+    ) -> Option<String> {
         let selector = if from_options.is_empty() {
             own
         } else {
@@ -145,8 +159,10 @@ where
 
     fn list_params(&self, options: &ListOptions) -> ListParams {
         ListParams {
-            label_selector: self.selector(&options.label_selector, &self.label_selector),
-            field_selector: self.selector(&options.field_selector, &self.field_selector),
+            label_selector: self
+                .selector(&options.label_selector, &self.label_selector),
+            field_selector: self
+                .selector(&options.field_selector, &self.field_selector),
             limit: (options.limit != 0).then_some(options.limit),
             continue_token: (!options.continue_token.is_empty())
                 .then(|| options.continue_token.clone()),
@@ -160,7 +176,8 @@ where
     fn watch_params(&self, options: &WatchOptions) -> Result<WatchParams, Error> {
         match options.resource_version_match {
             None => {}
-            Some(ResourceVersionMatch::NotOlderThan) if options.send_initial_events => {}
+            Some(ResourceVersionMatch::NotOlderThan)
+                if options.send_initial_events => {}
             Some(other) => {
                 return Err(Error::InvalidOptions {
                     message: format!(
@@ -171,8 +188,10 @@ where
             }
         }
         Ok(WatchParams {
-            label_selector: self.selector(&options.label_selector, &self.label_selector),
-            field_selector: self.selector(&options.field_selector, &self.field_selector),
+            label_selector: self
+                .selector(&options.label_selector, &self.label_selector),
+            field_selector: self
+                .selector(&options.field_selector, &self.field_selector),
             timeout: options.timeout_seconds,
             bookmarks: options.allow_watch_bookmarks,
             send_initial_events: options.send_initial_events,
@@ -187,26 +206,28 @@ where
 {
     async fn list(&self, options: ListOptions) -> Result<ListPage<K>, Error> {
         let params = self.list_params(&options);
-        let mut request = self
-            .request
-            .list(&params)
-            .map_err(|source| Error::InvalidOptions {
-                message: source.to_string(),
-            })?;
+        let mut request =
+            self.request
+                .list(&params)
+                .map_err(|source| Error::InvalidOptions {
+                    message: source.to_string(),
+                })?;
         if options.resource_version == "0"
             && params.limit.is_some()
             && params.continue_token.is_none()
         {
-            // kube leaves `resourceVersion=0` out when there is a limit; client-go does not.
+            // kube leaves `resourceVersion=0` out when there is a limit; client-go
+            // does not.
             let mut uri = request.uri().to_string();
             uri.push_str("&resourceVersion=0");
             if let Some(version_match) = &options.resource_version_match {
                 uri.push_str("&resourceVersionMatch=");
                 uri.push_str(version_match.as_str());
             }
-            *request.uri_mut() = uri.parse().map_err(|source| Error::InvalidOptions {
-                message: format!("cannot build the list URL {uri:?}: {source}"),
-            })?;
+            *request.uri_mut() =
+                uri.parse().map_err(|source| Error::InvalidOptions {
+                    message: format!("cannot build the list URL {uri:?}: {source}"),
+                })?;
         }
         let body: ListBody<K> = self
             .client
@@ -239,13 +260,16 @@ where
             .await
             .map_err(|error| from_kube(error, "a watch response"))?;
         let expected = Arc::clone(&self.expected);
-        // Mirrors `StreamWatcher.receive`: a stream that breaks with a probable EOF (a reset
-        // connection, an unexpected EOF) ends quietly, as if the server had closed it, so the
-        // Reflector re-watches from its last version instead of relisting.
+        // Mirrors `StreamWatcher.receive`: a stream that breaks with a probable EOF
+        // (a reset connection, an unexpected EOF) ends quietly, as if the
+        // server had closed it, so the Reflector re-watches from its last
+        // version instead of relisting.
         let events = events.take_while(|item| {
             let ends_quietly = matches!(item, Err(error) if is_probable_eof(error));
             if ends_quietly {
-                tracing::debug!("the watch stream ended with a probable EOF; closing it quietly");
+                tracing::debug!(
+                    "the watch stream ended with a probable EOF; closing it quietly"
+                );
             }
             std::future::ready(!ends_quietly)
         });
@@ -255,8 +279,8 @@ where
     }
 }
 
-/// A list response: `metadata` and `items`, without kube's `ObjectList`'s `#[serde(flatten)]`,
-/// which would buffer the whole response before decoding it.
+/// A list response: `metadata` and `items`, without kube's `ObjectList`'s
+/// `#[serde(flatten)]`, which would buffer the whole response before decoding it.
 #[derive(Deserialize)]
 #[serde(bound(deserialize = "K: DeserializeOwned"))]
 struct ListBody<K> {
@@ -289,7 +313,9 @@ fn decode_event<K: DeserializeOwned>(
             resource_version: bookmark.metadata.resource_version,
             annotations: bookmark.metadata.annotations,
         }),
-        Wire::Error(status) => WatchEvent::Error(Box::new(status_from_kube(*status))),
+        Wire::Error(status) => {
+            WatchEvent::Error(Box::new(status_from_kube(*status)))
+        }
     })
 }
 
@@ -303,7 +329,8 @@ fn decode_object<K: DeserializeOwned>(
         what: "a watch event object",
         source: Box::new(source),
     };
-    let probe: TypeProbe<'_> = serde_json::from_str(raw.get()).map_err(decode_error)?;
+    let probe: TypeProbe<'_> =
+        serde_json::from_str(raw.get()).map_err(decode_error)?;
     let api_version = probe
         .api_version
         .as_deref()
@@ -329,11 +356,12 @@ fn version_match(version_match: ResourceVersionMatch) -> VersionMatch {
 }
 
 // ANCHOR: is_probable_eof
-/// Mirrors apimachinery's `net.IsProbableEOF` (`pkg/util/net/http.go`): whether an error while
-/// reading a watch body means only that the connection went away (an I/O error of kind
-/// `ConnectionReset`, `ConnectionAborted`, `BrokenPipe` or `UnexpectedEof` anywhere in its
-/// source chain, or one of the messages upstream matches). client-go's `StreamWatcher` closes
-/// the watch quietly on such an error; any other error becomes an error event.
+/// Mirrors apimachinery's `net.IsProbableEOF` (`pkg/util/net/http.go`): whether an
+/// error while reading a watch body means only that the connection went away (an I/O
+/// error of kind `ConnectionReset`, `ConnectionAborted`, `BrokenPipe` or
+/// `UnexpectedEof` anywhere in its source chain, or one of the messages upstream
+/// matches). client-go's `StreamWatcher` closes the watch quietly on such an error;
+/// any other error becomes an error event.
 pub fn is_probable_eof(error: &(dyn std::error::Error + 'static)) -> bool {
     use std::io::ErrorKind;
     const MESSAGES: [&str; 7] = [
@@ -368,8 +396,9 @@ pub fn is_probable_eof(error: &(dyn std::error::Error + 'static)) -> bool {
 }
 // ANCHOR_END: is_probable_eof
 
-/// Maps kube's errors onto this crate's: statuses are classified, decode failures stay decode
-/// failures, and everything else is transport, with kube's error as the source.
+/// Maps kube's errors onto this crate's: statuses are classified, decode failures
+/// stay decode failures, and everything else is transport, with kube's error as the
+/// source.
 fn from_kube(error: kube::Error, what: &'static str) -> Error {
     match error {
         kube::Error::Api(status) => Error::from_status(status_from_kube(*status)),
@@ -386,8 +415,8 @@ fn from_kube(error: kube::Error, what: &'static str) -> Error {
     }
 }
 
-/// kube decodes statuses into its own type; this is the same status as k8s-openapi's `Status`,
-/// field by field.
+/// kube decodes statuses into its own type; this is the same status as k8s-openapi's
+/// `Status`, field by field.
 fn status_from_kube(status: kube::core::Status) -> Status {
     fn non_empty(value: String) -> Option<String> {
         (!value.is_empty()).then_some(value)
@@ -409,8 +438,9 @@ fn status_from_kube(status: kube::core::Status) -> Status {
             group: non_empty(details.group),
             kind: non_empty(details.kind),
             uid: non_empty(details.uid),
-            retry_after_seconds: (details.retry_after_seconds != 0)
-                .then(|| i32::try_from(details.retry_after_seconds).unwrap_or(i32::MAX)),
+            retry_after_seconds: (details.retry_after_seconds != 0).then(|| {
+                i32::try_from(details.retry_after_seconds).unwrap_or(i32::MAX)
+            }),
             causes: (!details.causes.is_empty()).then(|| {
                 details
                     .causes
@@ -432,16 +462,17 @@ where
     K::DynamicType: Default,
     K::Scope: 'static,
 {
-    /// Lists and watches `K` through `client`: in `namespace` when it is given and `K` is
-    /// namespaced, across the cluster otherwise. The factory (stage 4) uses this so that one
-    /// generic call serves namespaced and cluster-scoped types, as client-go's generated
-    /// informers do.
+    /// Lists and watches `K` through `client`: in `namespace` when it is given and
+    /// `K` is namespaced, across the cluster otherwise. The factory (stage 4)
+    /// uses this so that one generic call serves namespaced and cluster-scoped
+    /// types, as client-go's generated informers do.
     pub fn for_namespace(client: Client, namespace: Option<&str>) -> Self {
         let namespaced = std::any::TypeId::of::<K::Scope>()
             == std::any::TypeId::of::<k8s_openapi::NamespaceResourceScope>();
         let namespace = namespace.filter(|ns| namespaced && !ns.is_empty());
         let mut lister_watcher = Self::new(Api::all(client));
-        lister_watcher.request = Request::new(K::url_path(&K::DynamicType::default(), namespace));
+        lister_watcher.request =
+            Request::new(K::url_path(&K::DynamicType::default(), namespace));
         lister_watcher
     }
 }

@@ -1,12 +1,13 @@
 //! # Stage 3: the Reflector
 //!
-//! The loop that keeps a local store in step with the API server: list everything, then watch
-//! for changes, and write both into a stage 1 store or a stage 2 DeltaFIFO. When a watch breaks
-//! it watches again from where it was; when that is impossible it lists again.
+//! The loop that keeps a local store in step with the API server: list everything,
+//! then watch for changes, and write both into a stage 1 store or a stage 2
+//! DeltaFIFO. When a watch breaks it watches again from where it was; when that is
+//! impossible it lists again.
 //!
 //! This crate mirrors client-go's `tools/cache/reflector.go`, `listwatch.go`,
-//! `retry_with_deadline.go` and `tools/pager`, and apimachinery's `watch.Interface` and
-//! `wait` backoff, following the Reflector part of source document 003:
+//! `retry_with_deadline.go` and `tools/pager`, and apimachinery's `watch.Interface`
+//! and `wait` backoff, following the Reflector part of source document 003:
 //!
 //! | client-go / apimachinery (Go) | here (Rust) |
 //! |---|---|
@@ -35,15 +36,18 @@
 //! ```
 //!
 //! ## Where this differs from client-go
-//! - Objects are `Arc<T>` end to end: a list page, the store and the watch events share them.
+//! - Objects are `Arc<T>` end to end: a list page, the store and the watch events
+//!   share them.
 //! - Watch events are typed; an object of the wrong type reaches the reflector as
-//!   [`Error::UnexpectedType`] (from the decoder) and is skipped, as client-go skips it.
-//! - The watch error handler hears about every error the reflector sees, including the ones it
-//!   recovers from by itself (client-go calls it only when `ListAndWatch` returns an error).
-//! - Connection refused also counts as retriable when a watch *ends* with it, not only when
-//!   opening one.
-//! - A resync failure is still returned through the watch, but the resync task is a tokio task
-//!   owned (and awaited) by the watch loop.
+//!   [`Error::UnexpectedType`] (from the decoder) and is skipped, as client-go skips
+//!   it.
+//! - The watch error handler hears about every error the reflector sees, including
+//!   the ones it recovers from by itself (client-go calls it only when
+//!   `ListAndWatch` returns an error).
+//! - Connection refused also counts as retriable when a watch *ends* with it, not
+//!   only when opening one.
+//! - A resync failure is still returned through the watch, but the resync task is a
+//!   tokio task owned (and awaited) by the watch loop.
 
 mod backoff;
 mod error;
@@ -58,12 +62,14 @@ mod watch;
 pub use backoff::{BackoffSettings, ExponentialBackoff, jitter};
 pub use error::{BoxError, Error, reason};
 pub use fake::{
-    Call, FakeListerWatcher, ListReply, WatchReply, connection_refused, expired_status,
-    gone_status, internal_error_status, too_large_resource_version_status,
-    too_many_requests_status,
+    Call, FakeListerWatcher, ListReply, WatchReply, connection_refused,
+    expired_status, gone_status, internal_error_status,
+    too_large_resource_version_status, too_many_requests_status,
 };
 pub use kube_listwatch::{KubeListerWatcher, is_probable_eof};
-pub use listwatch::{ListOptions, ListPage, ListerWatcher, ResourceVersionMatch, WatchOptions};
+pub use listwatch::{
+    ListOptions, ListPage, ListerWatcher, ResourceVersionMatch, WatchOptions,
+};
 pub use pager::{DEFAULT_PAGE_SIZE, ListPager, Paging};
 pub use reflector::{
     DEFAULT_MIN_WATCH_TIMEOUT, ListMode, Phase, Reflector, ReflectorOptions,
@@ -72,5 +78,6 @@ pub use reflector::{
 };
 pub use retry_with_deadline::RetryWithDeadline;
 pub use watch::{
-    Bookmark, EventType, INITIAL_EVENTS_ANNOTATION_KEY, Watch, WatchEvent, WatchItem, WatchStopper,
+    Bookmark, EventType, INITIAL_EVENTS_ANNOTATION_KEY, Watch, WatchEvent,
+    WatchItem, WatchStopper,
 };

@@ -1,13 +1,14 @@
 //! The [`ListerWatcher`] trait and its options.
 //!
 //! Mirrors client-go's [`tools/cache/listwatch.go`]: the `Lister`, `Watcher` and
-//! `ListerWatcher` interfaces the Reflector talks to, and the parts of `metav1.ListOptions`
-//! that lists and watches use. Go passes one `ListOptions` to both calls; here a list takes
-//! [`ListOptions`] and a watch takes [`WatchOptions`], so each call only carries what it uses.
+//! `ListerWatcher` interfaces the Reflector talks to, and the parts of
+//! `metav1.ListOptions` that lists and watches use. Go passes one `ListOptions` to
+//! both calls; here a list takes [`ListOptions`] and a watch takes [`WatchOptions`],
+//! so each call only carries what it uses.
 //!
-//! Strings mirror Go's: an empty `resource_version` means "unset" (the newest data, read from
-//! etcd), `"0"` means "any version" (the API server's watch cache may answer), anything else
-//! means "not older than this".
+//! Strings mirror Go's: an empty `resource_version` means "unset" (the newest data,
+//! read from etcd), `"0"` means "any version" (the API server's watch cache may
+//! answer), anything else means "not older than this".
 //!
 //! [`tools/cache/listwatch.go`]: https://github.com/kubernetes/client-go/blob/v0.34.0/tools/cache/listwatch.go
 
@@ -41,7 +42,8 @@ impl ResourceVersionMatch {
 pub struct ListOptions {
     /// `""` for the newest data, `"0"` for any, otherwise "not older than".
     pub resource_version: String,
-    /// How `resource_version` is compared; `None` leaves it to the server's default.
+    /// How `resource_version` is compared; `None` leaves it to the server's
+    /// default.
     pub resource_version_match: Option<ResourceVersionMatch>,
     /// The most items one response may carry; `0` means no limit.
     pub limit: u32,
@@ -59,14 +61,16 @@ pub struct WatchOptions {
     /// Events after this version; `""` starts at the newest version (or, with
     /// `send_initial_events`, at a consistent snapshot).
     pub resource_version: String,
-    /// Only with `send_initial_events`, where the API server requires `NotOlderThan`.
+    /// Only with `send_initial_events`, where the API server requires
+    /// `NotOlderThan`.
     pub resource_version_match: Option<ResourceVersionMatch>,
-    /// The server ends the watch after this many seconds; `None` leaves it to the client.
+    /// The server ends the watch after this many seconds; `None` leaves it to the
+    /// client.
     pub timeout_seconds: Option<u32>,
     /// Ask for `BOOKMARK` events. Servers may ignore this.
     pub allow_watch_bookmarks: bool,
-    /// Start with synthetic `ADDED` events for the current state, ended by a bookmark annotated
-    /// `k8s.io/initial-events-end` (a streaming list).
+    /// Start with synthetic `ADDED` events for the current state, ended by a
+    /// bookmark annotated `k8s.io/initial-events-end` (a streaming list).
     pub send_initial_events: bool,
     /// A label selector; empty selects everything.
     pub label_selector: String,
@@ -74,16 +78,17 @@ pub struct WatchOptions {
     pub field_selector: String,
 }
 
-/// One list response: the items, the collection's resource version and the token for the next
-/// page. Mirrors what the Reflector reads from a list object with `meta.ListAccessor` and
-/// `meta.ExtractList`.
+/// One list response: the items, the collection's resource version and the token for
+/// the next page. Mirrors what the Reflector reads from a list object with
+/// `meta.ListAccessor` and `meta.ExtractList`.
 #[derive(Debug)]
 pub struct ListPage<T> {
     /// The objects, shared, never copied.
     pub items: Vec<Arc<T>>,
     /// The resource version of the collection at the time of the list.
     pub resource_version: String,
-    /// Empty on the last page; otherwise pass it as [`ListOptions::continue_token`].
+    /// Empty on the last page; otherwise pass it as
+    /// [`ListOptions::continue_token`].
     pub continue_token: String,
 }
 
@@ -118,16 +123,23 @@ impl<T> Clone for ListPage<T> {
 // ANCHOR: lister_watcher
 /// Mirrors client-go's `ListerWatcher`: what a Reflector needs from an API server.
 ///
-/// Both calls return `Send` futures, so a Reflector over any implementation can run on a
-/// multi-threaded runtime. Implementations: [`KubeListerWatcher`](crate::KubeListerWatcher)
-/// over kube-client, and [`FakeListerWatcher`](crate::FakeListerWatcher) for tests.
+/// Both calls return `Send` futures, so a Reflector over any implementation can run
+/// on a multi-threaded runtime. Implementations:
+/// [`KubeListerWatcher`](crate::KubeListerWatcher) over kube-client, and
+/// [`FakeListerWatcher`](crate::FakeListerWatcher) for tests.
 pub trait ListerWatcher<T>: Send + Sync {
     /// One list request. A paging caller sends `limit` and follows `continue_token`.
-    fn list(&self, options: ListOptions)
-    -> impl Future<Output = Result<ListPage<T>, Error>> + Send;
+    fn list(
+        &self,
+        options: ListOptions,
+    ) -> impl Future<Output = Result<ListPage<T>, Error>> + Send;
 
-    /// Opens a watch. The returned [`Watch`] delivers events until it ends or is stopped.
-    fn watch(&self, options: WatchOptions) -> impl Future<Output = Result<Watch<T>, Error>> + Send;
+    /// Opens a watch. The returned [`Watch`] delivers events until it ends or is
+    /// stopped.
+    fn watch(
+        &self,
+        options: WatchOptions,
+    ) -> impl Future<Output = Result<Watch<T>, Error>> + Send;
 }
 // ANCHOR_END: lister_watcher
 
@@ -139,7 +151,10 @@ impl<T, L: ListerWatcher<T> + ?Sized> ListerWatcher<T> for Arc<L> {
         (**self).list(options)
     }
 
-    fn watch(&self, options: WatchOptions) -> impl Future<Output = Result<Watch<T>, Error>> + Send {
+    fn watch(
+        &self,
+        options: WatchOptions,
+    ) -> impl Future<Output = Result<Watch<T>, Error>> + Send {
         (**self).watch(options)
     }
 }

@@ -1,10 +1,10 @@
 //! Listing in pages.
 //!
-//! Mirrors client-go's [`tools/pager/pager.go`]: `ListPager.List` asks for `limit` items at a
-//! time, follows continue tokens, and joins the pages into one list whose resource version is
-//! the first page's. If a continue token expires half way (the server compacted the version the
-//! first page was read at), it gives up on paging and fetches everything in one request at the
-//! originally requested version.
+//! Mirrors client-go's [`tools/pager/pager.go`]: `ListPager.List` asks for `limit`
+//! items at a time, follows continue tokens, and joins the pages into one list whose
+//! resource version is the first page's. If a continue token expires half way (the
+//! server compacted the version the first page was read at), it gives up on paging
+//! and fetches everything in one request at the originally requested version.
 //!
 //! [`tools/pager/pager.go`]: https://github.com/kubernetes/client-go/blob/v0.34.0/tools/pager/pager.go
 
@@ -19,7 +19,8 @@ pub const DEFAULT_PAGE_SIZE: u32 = 500;
 pub enum Paging {
     /// The first response was the whole list.
     SinglePage,
-    /// The server returned a continue token, so the list was joined from several pages.
+    /// The server returned a continue token, so the list was joined from several
+    /// pages.
     Paginated,
 }
 
@@ -28,7 +29,8 @@ pub enum Paging {
 pub struct ListPager {
     /// The `limit` sent when the options carry none; `0` turns paging off.
     pub page_size: u32,
-    /// On an expired continue token, fetch the whole list in one request instead of failing.
+    /// On an expired continue token, fetch the whole list in one request instead of
+    /// failing.
     pub full_list_if_expired: bool,
 }
 
@@ -55,18 +57,18 @@ impl ListPager {
     }
 
     // ANCHOR: pager_list
-    /// Mirrors `ListPager.List`: lists everything `options` selects, `page_size` items per
-    /// request, and reports whether the server paginated.
+    /// Mirrors `ListPager.List`: lists everything `options` selects, `page_size`
+    /// items per request, and reports whether the server paginated.
     ///
     /// # Recovery
-    /// An expired continue token (page 2 or later) makes one more, unpaged request at the
-    /// originally requested resource version, when `full_list_if_expired` is set. Any other error,
-    /// and an expired first page, is returned: the caller decides (the reflector relists from
-    /// `""`).
+    /// An expired continue token (page 2 or later) makes one more, unpaged request
+    /// at the originally requested resource version, when `full_list_if_expired`
+    /// is set. Any other error, and an expired first page, is returned: the
+    /// caller decides (the reflector relists from `""`).
     ///
     /// # Memory usage
-    /// The first page's vector becomes the result and later pages are moved into it; objects are
-    /// `Arc`s and are never copied.
+    /// The first page's vector becomes the result and later pages are moved into it;
+    /// objects are `Arc`s and are never copied.
     pub async fn list<T, L>(
         &self,
         lister: &L,
@@ -91,8 +93,9 @@ impl ListPager {
                         && self.full_list_if_expired
                         && !options.continue_token.is_empty() =>
                 {
-                    // The version the first page was read at has been compacted: list again,
-                    // in one request, at the version the caller asked for.
+                    // The version the first page was read at has been compacted:
+                    // list again, in one request, at the version
+                    // the caller asked for.
                     options.limit = 0;
                     options.continue_token.clear();
                     options.resource_version = requested_resource_version;
@@ -115,7 +118,8 @@ impl ListPager {
                 return Ok((list, paging));
             }
             joined = Some(list);
-            // A continue token carries the version; the server rejects one next to it.
+            // A continue token carries the version; the server rejects one next to
+            // it.
             options.continue_token = continue_token;
             options.resource_version.clear();
             options.resource_version_match = None;

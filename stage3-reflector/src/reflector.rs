@@ -1,33 +1,38 @@
 //! The Reflector: list, then watch, and mirror what the server says into a store.
 //!
 //! Mirrors client-go's [`tools/cache/reflector.go`]. [`Reflector::run`] loops
-//! [`Reflector::list_and_watch`] with exponential backoff until shut down. Each round:
+//! [`Reflector::list_and_watch`] with exponential backoff until shut down. Each
+//! round:
 //!
-//! 1. **list** (`list`): a paged list at [`relist resource version`](#resource-versions), then
-//!    `store.replace(items, rv)` (client-go's `syncWith`), then remember `rv`;
-//!    or, in [`ListMode::WatchList`], a streaming list (`watchList`) that collects the initial
-//!    events into a temporary store until the bookmark annotated `k8s.io/initial-events-end`;
-//! 2. **watch** (`watch` and `handleWatch`): open a watch from the last version, apply each
-//!    event to the store, move the last version with every event, and decide after each watch
-//!    whether to watch again, back off, or go back to step 1;
-//! 3. **resync** (`startResync`): meanwhile a separate task calls `store.resync()` every
-//!    resync period, when `should_resync` agrees.
+//! 1. **list** (`list`): a paged list at [`relist resource
+//!    version`](#resource-versions), then `store.replace(items, rv)` (client-go's
+//!    `syncWith`), then remember `rv`; or, in [`ListMode::WatchList`], a streaming
+//!    list (`watchList`) that collects the initial events into a temporary store
+//!    until the bookmark annotated `k8s.io/initial-events-end`;
+//! 2. **watch** (`watch` and `handleWatch`): open a watch from the last version,
+//!    apply each event to the store, move the last version with every event, and
+//!    decide after each watch whether to watch again, back off, or go back to step
+//!    1;
+//! 3. **resync** (`startResync`): meanwhile a separate task calls `store.resync()`
+//!    every resync period, when `should_resync` agrees.
 //!
 //! # Resource versions
-//! The list asks for `"0"` before the first sync (any version; the API server's watch cache may
-//! answer), then for the last synced version ("not older than what I have seen"). After a 410 or
-//! "too large resource version" the last version is marked unavailable and the reflector relists
-//! at once from `""` (the newest version, read from etcd).
+//! The list asks for `"0"` before the first sync (any version; the API server's
+//! watch cache may answer), then for the last synced version ("not older than what I
+//! have seen"). After a 410 or "too large resource version" the last version is
+//! marked unavailable and the reflector relists at once from `""` (the newest
+//! version, read from etcd).
 //!
 //! # Recovery
 //! - A watch that ends normally is reopened from the last version, without a list.
-//! - A watch that ends within a second without events ("very short watch"), with 410, or with any
-//!   other error makes the reflector back off and relist.
+//! - A watch that ends within a second without events ("very short watch"), with
+//!   410, or with any other error makes the reflector back off and relist.
 //! - Connection refused and 429 back off and reopen the watch without a list.
 //! - Internal errors (500) reopen the watch at once for up to
 //!   [`ReflectorOptions::max_internal_error_retry_duration`] (off by default).
 //!
-//! Every error the reflector sees is passed to the watch error handler (by default, a log line).
+//! Every error the reflector sees is passed to the watch error handler (by default,
+//! a log line).
 //!
 //! [`tools/cache/reflector.go`]: https://github.com/kubernetes/client-go/blob/v0.34.0/tools/cache/reflector.go
 
@@ -53,7 +58,8 @@ use crate::retry_with_deadline::RetryWithDeadline;
 use crate::watch::{Bookmark, Watch, WatchEvent};
 
 /// client-go's `defaultMinWatchTimeout`: watches time out after a random time in
-/// [5 min, 10 min), so that reconnects spread out. Smaller minimums are not honoured.
+/// [5 min, 10 min), so that reconnects spread out. Smaller minimums are not
+/// honoured.
 pub const DEFAULT_MIN_WATCH_TIMEOUT: Duration = Duration::from_secs(5 * 60);
 
 /// A watch that closes sooner than this without any event is a "very short watch".
@@ -62,25 +68,27 @@ pub const VERY_SHORT_WATCH: Duration = Duration::from_secs(1);
 /// How often a streaming list warns while it waits for its end bookmark.
 const INITIAL_EVENTS_END_BOOKMARK_WARNING: Duration = Duration::from_secs(10);
 
-/// How long a run of internal errors may be apart and still count as one (client-go: 1 min).
+/// How long a run of internal errors may be apart and still count as one (client-go:
+/// 1 min).
 const INTERNAL_ERROR_RESET_PERIOD: Duration = Duration::from_secs(60);
 
-/// Mirrors client-go's `WatchErrorHandler`: called with the reflector's name and each error the
-/// reflector sees. It must return quickly.
+/// Mirrors client-go's `WatchErrorHandler`: called with the reflector's name and
+/// each error the reflector sees. It must return quickly.
 pub type WatchErrorHandler = Arc<dyn Fn(&str, &Error) + Send + Sync>;
 
-/// Mirrors the Reflector's `ShouldResync` hook: asked at every resync tick; `true` resyncs.
+/// Mirrors the Reflector's `ShouldResync` hook: asked at every resync tick; `true`
+/// resyncs.
 pub type ShouldResync = Arc<dyn Fn() -> bool + Send + Sync>;
 
-/// Mirrors client-go's `ResourceVersionUpdater`: told every resource version the watch reaches.
-/// Stage 5's watch cache uses it to move its version on bookmarks.
+/// Mirrors client-go's `ResourceVersionUpdater`: told every resource version the
+/// watch reaches. Stage 5's watch cache uses it to move its version on bookmarks.
 pub trait ResourceVersionUpdater: Send + Sync {
     /// The reflector's last synced version is now `resource_version`.
     fn update_resource_version(&self, resource_version: &str);
 }
 
-/// Mirrors client-go's `DefaultWatchErrorHandler`: an expired version is routine and logged at
-/// debug level; everything else is a warning.
+/// Mirrors client-go's `DefaultWatchErrorHandler`: an expired version is routine and
+/// logged at debug level; everything else is a warning.
 pub fn default_watch_error_handler(name: &str, error: &Error) {
     if error.is_expired() {
         tracing::debug!(reflector = name, %error, "watch closed");
@@ -92,12 +100,13 @@ pub fn default_watch_error_handler(name: &str, error: &Error) {
 /// How a reflector fills its store before it watches.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum ListMode {
-    /// A paged LIST, then a WATCH from the list's version (client-go without `UseWatchList`).
+    /// A paged LIST, then a WATCH from the list's version (client-go without
+    /// `UseWatchList`).
     #[default]
     List,
     /// A streaming list (KEP 3157, client-go's `UseWatchList`): one WATCH with
-    /// `sendInitialEvents=true` delivers the current state and stays open. Falls back to
-    /// [`ListMode::List`] when the streaming list fails.
+    /// `sendInitialEvents=true` delivers the current state and stays open. Falls
+    /// back to [`ListMode::List`] when the streaming list fails.
     WatchList,
 }
 
@@ -118,27 +127,30 @@ pub enum Phase {
     Stopped,
 }
 
-/// Configures a [`Reflector`]; mirrors client-go's `ReflectorOptions` and the public fields of
-/// `Reflector` (`WatchListPageSize`, `ShouldResync`, `MaxInternalErrorRetryDuration`,
-/// `UseWatchList`).
+/// Configures a [`Reflector`]; mirrors client-go's `ReflectorOptions` and the public
+/// fields of `Reflector` (`WatchListPageSize`, `ShouldResync`,
+/// `MaxInternalErrorRetryDuration`, `UseWatchList`).
 #[derive(Clone, Default)]
 pub struct ReflectorOptions {
-    /// The name used in logs. Empty: the source location that called [`Reflector::new`].
+    /// The name used in logs. Empty: the source location that called
+    /// [`Reflector::new`].
     pub name: String,
-    /// What the reflector reflects, for logs. Empty: the API version and kind of `T`.
+    /// What the reflector reflects, for logs. Empty: the API version and kind of
+    /// `T`.
     pub type_description: String,
     /// How often the store is resynced; zero (the default) never resyncs.
     pub resync_period: Duration,
-    /// The least watch timeout; the actual timeout is random in [min, 2×min). Values under
-    /// 5 minutes are raised to 5 minutes.
+    /// The least watch timeout; the actual timeout is random in [min, 2×min).
+    /// Values under 5 minutes are raised to 5 minutes.
     pub min_watch_timeout: Duration,
-    /// client-go's `WatchListPageSize`: the page size of lists. Zero: 500 for lists from `""`
-    /// and `"0"`, and unpaged for lists from a version (so the watch cache can serve them).
+    /// client-go's `WatchListPageSize`: the page size of lists. Zero: 500 for lists
+    /// from `""` and `"0"`, and unpaged for lists from a version (so the watch
+    /// cache can serve them).
     pub page_size: u32,
     /// Paged list or streaming list.
     pub list_mode: ListMode,
-    /// How long internal errors (500) reopen the watch at once instead of relisting; zero (the
-    /// default) never does.
+    /// How long internal errors (500) reopen the watch at once instead of
+    /// relisting; zero (the default) never does.
     pub max_internal_error_retry_duration: Duration,
     /// The backoff between rounds and before retried watches.
     pub backoff: BackoffSettings,
@@ -229,7 +241,10 @@ impl ReflectorOptions {
 
     /// Sets [`resource_version_updater`](ReflectorOptions::resource_version_updater).
     #[must_use]
-    pub fn resource_version_updater(mut self, updater: Arc<dyn ResourceVersionUpdater>) -> Self {
+    pub fn resource_version_updater(
+        mut self,
+        updater: Arc<dyn ResourceVersionUpdater>,
+    ) -> Self {
         self.resource_version_updater = Some(updater);
         self
     }
@@ -260,15 +275,16 @@ impl fmt::Debug for ReflectorOptions {
 }
 
 // ANCHOR: resource_version_state
-/// The reflector's knowledge of resource versions: client-go's `lastSyncResourceVersion` plus
-/// `isLastSyncResourceVersionUnavailable`.
+/// The reflector's knowledge of resource versions: client-go's
+/// `lastSyncResourceVersion` plus `isLastSyncResourceVersionUnavailable`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum ResourceVersionState {
     /// Nothing synced yet.
     NeverSynced,
     /// The last list or watch event was at this version.
     Synced(String),
-    /// The server rejected `last` as expired or too large; the next list must not use it.
+    /// The server rejected `last` as expired or too large; the next list must not
+    /// use it.
     Unavailable {
         /// The version that was rejected.
         last: String,
@@ -289,7 +305,8 @@ impl ResourceVersionState {
     fn last_synced(&self) -> &str {
         match self {
             ResourceVersionState::NeverSynced => "",
-            ResourceVersionState::Synced(last) | ResourceVersionState::Unavailable { last } => last,
+            ResourceVersionState::Synced(last)
+            | ResourceVersionState::Unavailable { last } => last,
         }
     }
 
@@ -312,7 +329,8 @@ impl ResourceVersionState {
     /// Mirrors `rewatchResourceVersion`: the version a streaming list starts from.
     fn rewatch_from(&self) -> &str {
         match self {
-            ResourceVersionState::Unavailable { .. } | ResourceVersionState::NeverSynced => "",
+            ResourceVersionState::Unavailable { .. }
+            | ResourceVersionState::NeverSynced => "",
             ResourceVersionState::Synced(last) => last,
         }
     }
@@ -329,13 +347,14 @@ impl ResourceVersionState {
     }
 }
 
-/// Everything the reflector changes while it runs, under one lock. The lock is never held
-/// across an `.await`.
+/// Everything the reflector changes while it runs, under one lock. The lock is never
+/// held across an `.await`.
 #[derive(Debug)]
 struct State {
     resource_version: ResourceVersionState,
-    /// Whether the first list (from `"0"`) came back paginated: then the watch cache is off and
-    /// later lists keep paging (client-go's `paginatedResult`).
+    /// Whether the first list (from `"0"`) came back paginated: then the watch
+    /// cache is off and later lists keep paging (client-go's
+    /// `paginatedResult`).
     initial_list_paging: Paging,
     phase: Phase,
     backoff: ExponentialBackoff,
@@ -372,14 +391,16 @@ enum WatchEnd {
     Failed(Error),
 }
 
-/// What the watch loop does next: the decision at the end of client-go's `Reflector.watch`.
+/// What the watch loop does next: the decision at the end of client-go's
+/// `Reflector.watch`.
 #[derive(Debug)]
 enum AfterWatch {
     /// Shutdown was requested.
     Stop,
     /// Watch again from the last version.
     Rewatch,
-    /// Watch again from the last version, at once (an internal error within the retry window).
+    /// Watch again from the last version, at once (an internal error within the
+    /// retry window).
     RetryNow(Error),
     /// Back off, then watch again from the last version (429, connection refused).
     BackoffThenRewatch(Error),
@@ -391,16 +412,17 @@ enum AfterWatch {
 /// Mirrors client-go's `Reflector`: keeps a [`Store`] in step with the objects a
 /// [`ListerWatcher`] reports.
 ///
-/// `T` is the object type, `L` the lister-watcher, `S` the store (stage 1's `Cache`, stage 2's
-/// `DeltaFifo`, or any other [`Store`]). Share the reflector through an `Arc` to read
+/// `T` is the object type, `L` the lister-watcher, `S` the store (stage 1's `Cache`,
+/// stage 2's `DeltaFifo`, or any other [`Store`]). Share the reflector through an
+/// `Arc` to read
 /// [`last_sync_resource_version`](Reflector::last_sync_resource_version) or
 /// [`phase`](Reflector::phase) while [`run`](Reflector::run) is going.
 ///
 /// # Recovery
 /// - A watch that ends normally is reopened from the last version, without a list.
-/// - A watch that ends within a second without events, with 410, or with any other error makes
-///   the reflector back off and list again (from the last version; from `""` if the server
-///   refuses that version as expired or too large).
+/// - A watch that ends within a second without events, with 410, or with any other
+///   error makes the reflector back off and list again (from the last version; from
+///   `""` if the server refuses that version as expired or too large).
 /// - Connection refused and 429 back off and reopen the watch without a list.
 /// - Internal errors (500) reopen the watch at once for up to
 ///   [`ReflectorOptions::max_internal_error_retry_duration`] (off by default).
@@ -435,8 +457,9 @@ where
     L: ListerWatcher<T>,
     S: Store<T> + 'static,
 {
-    /// Mirrors `NewReflectorWithOptions`. Without a name in `options`, the reflector is named
-    /// after the source location of this call, as client-go names it after its caller.
+    /// Mirrors `NewReflectorWithOptions`. Without a name in `options`, the reflector
+    /// is named after the source location of this call, as client-go names it
+    /// after its caller.
     #[track_caller]
     pub fn new(lister_watcher: L, store: Arc<S>, options: ReflectorOptions) -> Self {
         let name = if options.name.is_empty() {
@@ -466,7 +489,9 @@ where
             type_description,
             lister_watcher,
             store,
-            min_watch_timeout: options.min_watch_timeout.max(DEFAULT_MIN_WATCH_TIMEOUT),
+            min_watch_timeout: options
+                .min_watch_timeout
+                .max(DEFAULT_MIN_WATCH_TIMEOUT),
             options,
             state: Mutex::new(state),
             _object: PhantomData,
@@ -488,8 +513,8 @@ where
         &self.store
     }
 
-    /// Mirrors `LastSyncResourceVersion`: the version of the last list or watch event, `""`
-    /// before the first sync. It is not synchronised with the store.
+    /// Mirrors `LastSyncResourceVersion`: the version of the last list or watch
+    /// event, `""` before the first sync. It is not synchronised with the store.
     pub fn last_sync_resource_version(&self) -> String {
         self.state.lock().resource_version.last_synced().to_string()
     }
@@ -500,11 +525,12 @@ where
     }
 
     // ANCHOR: run
-    /// Mirrors `Run`: lists and watches until `shutdown` is cancelled, backing off between
-    /// rounds (800 ms doubling to a 30 s cap, with jitter, reset after 2 healthy minutes).
+    /// Mirrors `Run`: lists and watches until `shutdown` is cancelled, backing off
+    /// between rounds (800 ms doubling to a 30 s cap, with jitter, reset after 2
+    /// healthy minutes).
     ///
-    /// Returns once `shutdown` is cancelled; the resync task and any open watch are stopped
-    /// before it returns.
+    /// Returns once `shutdown` is cancelled; the resync task and any open watch are
+    /// stopped before it returns.
     pub async fn run(&self, shutdown: CancellationToken) {
         tracing::info!(reflector = %self.name, r#type = %self.type_description, "starting reflector");
         while !shutdown.is_cancelled() {
@@ -521,10 +547,14 @@ where
     // ANCHOR_END: run
 
     // ANCHOR: list_and_watch
-    /// Mirrors `ListAndWatch`: one round of list (or streaming list), then watch until a relist
-    /// is needed. Returns `Ok` when the round ended in a way that calls for a relist or on
-    /// shutdown, and an error when it could not even start watching.
-    pub async fn list_and_watch(&self, shutdown: &CancellationToken) -> Result<(), Error> {
+    /// Mirrors `ListAndWatch`: one round of list (or streaming list), then watch
+    /// until a relist is needed. Returns `Ok` when the round ended in a way that
+    /// calls for a relist or on shutdown, and an error when it could not even
+    /// start watching.
+    pub async fn list_and_watch(
+        &self,
+        shutdown: &CancellationToken,
+    ) -> Result<(), Error> {
         tracing::debug!(reflector = %self.name, "listing and watching");
         let watch = match self.options.list_mode {
             ListMode::List => None,
@@ -551,20 +581,25 @@ where
     // ANCHOR_END: list_and_watch
 
     // ANCHOR: list
-    /// Mirrors client-go's (private) `Reflector.list`: a paged list, `store.replace` with its
-    /// items (`syncWith`), and the list's version recorded. Public so that benches and tests can
-    /// run one list without a watch. Returns `Ok` without listing when `shutdown` is cancelled.
+    /// Mirrors client-go's (private) `Reflector.list`: a paged list, `store.replace`
+    /// with its items (`syncWith`), and the list's version recorded. Public so
+    /// that benches and tests can run one list without a watch. Returns `Ok`
+    /// without listing when `shutdown` is cancelled.
     pub async fn list(&self, shutdown: &CancellationToken) -> Result<(), Error> {
         self.set_phase(Phase::Listing);
         let resource_version = self.relist_resource_version();
-        let pager = ListPager::new().with_page_size(self.list_page_size(&resource_version));
+        let pager =
+            ListPager::new().with_page_size(self.list_page_size(&resource_version));
         let listing = async {
             let options = ListOptions {
                 resource_version: resource_version.clone(),
                 ..ListOptions::default()
             };
             match pager.list(&self.lister_watcher, options).await {
-                Err(error) if error.is_expired() || error.is_too_large_resource_version() => {
+                Err(error)
+                    if error.is_expired()
+                        || error.is_too_large_resource_version() =>
+                {
                     // The version is gone or not there yet: relist at once from "".
                     self.report(&error);
                     self.state.lock().resource_version.mark_unavailable();
@@ -597,7 +632,11 @@ where
 
     // ANCHOR: sync_with
     /// Mirrors `syncWith`: replaces the store's contents with a full list.
-    fn sync_with(&self, items: Vec<Arc<T>>, resource_version: &str) -> Result<(), Error> {
+    fn sync_with(
+        &self,
+        items: Vec<Arc<T>>,
+        resource_version: &str,
+    ) -> Result<(), Error> {
         self.store
             .replace(items, resource_version)
             .map_err(|source| Error::Sync { source })
@@ -610,7 +649,8 @@ where
             // Asked for explicitly.
             self.options.page_size
         } else if self.state.lock().initial_list_paging == Paging::Paginated {
-            // The server paged a list from "0": its watch cache is off, so keep paging.
+            // The server paged a list from "0": its watch cache is off, so keep
+            // paging.
             DEFAULT_PAGE_SIZE
         } else if !resource_version.is_empty() && resource_version != "0" {
             // An unpaged list from a version can be served from the watch cache.
@@ -621,10 +661,14 @@ where
     }
 
     // ANCHOR: watch_list
-    /// Mirrors `watchList`: a streaming list. Returns the still open watch once the initial
-    /// events have replaced the store's contents, `None` on shutdown, or the error that made it
-    /// give up (the caller then falls back to a paged list).
-    async fn watch_list(&self, shutdown: &CancellationToken) -> Result<Option<Watch<T>>, Error> {
+    /// Mirrors `watchList`: a streaming list. Returns the still open watch once the
+    /// initial events have replaced the store's contents, `None` on shutdown, or
+    /// the error that made it give up (the caller then falls back to a paged
+    /// list).
+    async fn watch_list(
+        &self,
+        shutdown: &CancellationToken,
+    ) -> Result<Option<Watch<T>>, Error> {
         // ANCHOR: ex3-streaming-list
         self.set_phase(Phase::StreamingList);
         loop {
@@ -633,7 +677,9 @@ where
             }
             let options = WatchOptions {
                 resource_version: self.rewatch_resource_version(),
-                resource_version_match: Some(crate::ResourceVersionMatch::NotOlderThan),
+                resource_version_match: Some(
+                    crate::ResourceVersionMatch::NotOlderThan,
+                ),
                 timeout_seconds: Some(self.watch_timeout_seconds()),
                 allow_watch_bookmarks: true,
                 send_initial_events: true,
@@ -647,16 +693,20 @@ where
             };
             let mut watch = match opened {
                 Ok(watch) => watch,
-                Err(error) => match self.retry_streaming_list_after(&error, shutdown).await {
-                    Some(Flow::Continue) => continue,
-                    Some(Flow::Stopped) => return Ok(None),
-                    None => return Err(error),
-                },
+                Err(error) => {
+                    match self.retry_streaming_list_after(&error, shutdown).await {
+                        Some(Flow::Continue) => continue,
+                        Some(Flow::Stopped) => return Ok(None),
+                        None => return Err(error),
+                    }
+                }
             };
-            // Collect the initial events into a temporary store, so that a failure half way
-            // leaves the real store (often a queue that is drained as it fills) untouched.
-            let temporary =
-                stage1_store::new_store(Arc::new(stage1_store::meta_namespace_key_func::<T>));
+            // Collect the initial events into a temporary store, so that a failure
+            // half way leaves the real store (often a queue that is
+            // drained as it fills) untouched.
+            let temporary = stage1_store::new_store(Arc::new(
+                stage1_store::meta_namespace_key_func::<T>,
+            ));
             let mut resource_version = String::new();
             let end = self
                 .handle_any_watch(
@@ -705,9 +755,9 @@ where
     }
     // ANCHOR_END: watch_list
 
-    /// The retry rule of `watchList` (`isErrorRetriableWithSideEffectsFn`): back off after
-    /// 429 or connection refused; after 410 or "too large" mark the version unavailable and
-    /// start over from `""`. `None` means give up.
+    /// The retry rule of `watchList` (`isErrorRetriableWithSideEffectsFn`): back off
+    /// after 429 or connection refused; after 410 or "too large" mark the
+    /// version unavailable and start over from `""`. `None` means give up.
     async fn retry_streaming_list_after(
         &self,
         error: &Error,
@@ -725,8 +775,8 @@ where
         }
     }
 
-    /// Mirrors `watchWithResync`: runs the watch loop with the resync task beside it, and stops
-    /// the task before returning.
+    /// Mirrors `watchWithResync`: runs the watch loop with the resync task beside
+    /// it, and stops the task before returning.
     async fn watch_with_resync(
         &self,
         watch: Option<Watch<T>>,
@@ -744,8 +794,9 @@ where
     }
 
     // ANCHOR: watch
-    /// Mirrors `Reflector.watch`: opens watches from the last version and applies their events
-    /// until a relist is needed or shutdown. Every watch it opens is stopped before it returns.
+    /// Mirrors `Reflector.watch`: opens watches from the last version and applies
+    /// their events until a relist is needed or shutdown. Every watch it opens
+    /// is stopped before it returns.
     async fn watch(
         &self,
         mut watch: Option<Watch<T>>,
@@ -764,8 +815,8 @@ where
                 }
                 return Ok(());
             }
-            // Start the clock before the request: some proxies send no headers until the first
-            // event.
+            // Start the clock before the request: some proxies send no headers until
+            // the first event.
             let start = Instant::now();
             let mut current = match watch.take() {
                 Some(watch) => watch,
@@ -827,13 +878,14 @@ where
     // ANCHOR_END: watch
 
     // ANCHOR: handle_any_watch
-    /// Mirrors `handleAnyWatch` (client-go's `watchHandler`): applies the events of `watch` to
-    /// `store` and reports each new version to `set_resource_version`, until the stream ends,
-    /// an error ends it, the resync task fails, or shutdown; with
-    /// [`ExitOn::InitialEventsEnd`], also at the end bookmark of a streaming list.
+    /// Mirrors `handleAnyWatch` (client-go's `watchHandler`): applies the events of
+    /// `watch` to `store` and reports each new version to
+    /// `set_resource_version`, until the stream ends, an error ends it, the
+    /// resync task fails, or shutdown; with [`ExitOn::InitialEventsEnd`], also
+    /// at the end bookmark of a streaming list.
     ///
-    /// An event whose object has the wrong type is logged and skipped. The caller stops the
-    /// watch.
+    /// An event whose object has the wrong type is logged and skipped. The caller
+    /// stops the watch.
     #[allow(clippy::too_many_arguments)]
     async fn handle_any_watch<St>(
         &self,
@@ -877,7 +929,9 @@ where
                 Ok(progress) => {
                     set_resource_version(&progress.resource_version);
                     event_count += 1;
-                    if exit_on == ExitOn::InitialEventsEnd && progress.is_initial_events_end() {
+                    if exit_on == ExitOn::InitialEventsEnd
+                        && progress.is_initial_events_end()
+                    {
                         tracing::debug!(
                             reflector = %self.name,
                             events = event_count,
@@ -909,7 +963,8 @@ where
     }
 
     fn set_last_sync_resource_version(&self, resource_version: &str) {
-        self.state.lock().resource_version = ResourceVersionState::synced(resource_version);
+        self.state.lock().resource_version =
+            ResourceVersionState::synced(resource_version);
     }
 
     fn relist_resource_version(&self) -> String {
@@ -929,9 +984,11 @@ where
         self.state.lock().phase = phase;
     }
 
-    /// Random in [min, 2×min), in whole seconds, so that watches do not all reconnect at once.
+    /// Random in [min, 2×min), in whole seconds, so that watches do not all
+    /// reconnect at once.
     fn watch_timeout_seconds(&self) -> u32 {
-        let seconds = self.min_watch_timeout.as_secs_f64() * (rand::random::<f64>() + 1.0);
+        let seconds =
+            self.min_watch_timeout.as_secs_f64() * (rand::random::<f64>() + 1.0);
         // `as` saturates; a timeout beyond u32 seconds is not a concern.
         seconds as u32
     }
@@ -959,19 +1016,25 @@ where
 }
 
 // ANCHOR: apply_event
-/// Applies one watch event to `store`: the `switch event.Type` of client-go's `handleAnyWatch`.
+/// Applies one watch event to `store`: the `switch event.Type` of client-go's
+/// `handleAnyWatch`.
 ///
-/// Returns how far the watch got, as a [`Bookmark`]: the version of the event's object (or of
-/// the bookmark itself), annotated when it ends the initial events of a streaming list. An
-/// `Error` event returns its error instead. A store error is logged and the event still counts,
-/// as in client-go.
-fn apply_event<T, St>(name: &str, store: &St, event: WatchEvent<T>) -> Result<Bookmark, Error>
+/// Returns how far the watch got, as a [`Bookmark`]: the version of the event's
+/// object (or of the bookmark itself), annotated when it ends the initial events of
+/// a streaming list. An `Error` event returns its error instead. A store error is
+/// logged and the event still counts, as in client-go.
+fn apply_event<T, St>(
+    name: &str,
+    store: &St,
+    event: WatchEvent<T>,
+) -> Result<Bookmark, Error>
 where
     T: Resource,
     St: Store<T> + ?Sized,
 {
     // ANCHOR: ex3-watch-handler
-    let version_of = |obj: &T| obj.meta().resource_version.clone().unwrap_or_default();
+    let version_of =
+        |obj: &T| obj.meta().resource_version.clone().unwrap_or_default();
     let (operation, resource_version, result) = match event {
         WatchEvent::Added(obj) => ("add", version_of(&obj), store.add(obj)),
         WatchEvent::Modified(obj) => ("update", version_of(&obj), store.update(obj)),
@@ -990,7 +1053,8 @@ where
 // ANCHOR_END: apply_event
 
 // ANCHOR: after_watch
-/// Decides what follows a watch: the error switch at the end of client-go's `Reflector.watch`.
+/// Decides what follows a watch: the error switch at the end of client-go's
+/// `Reflector.watch`.
 fn after_watch(end: WatchEnd, retry: &mut RetryWithDeadline) -> AfterWatch {
     // ANCHOR: ex3-after-watch
     let error = match end {
@@ -1001,10 +1065,12 @@ fn after_watch(end: WatchEnd, retry: &mut RetryWithDeadline) -> AfterWatch {
     };
     retry.after(&error);
     if error.is_expired() {
-        // Relist from the last version: a list "not older than" it may still be served.
+        // Relist from the last version: a list "not older than" it may still be
+        // served.
         AfterWatch::Relist(error)
     } else if error.is_watch_error_retriable() {
-        // Overloaded or restarting: nothing is lost by watching again from the same version.
+        // Overloaded or restarting: nothing is lost by watching again from the same
+        // version.
         AfterWatch::BackoffThenRewatch(error)
     } else if error.is_internal_error() && retry.should_retry() {
         AfterWatch::RetryNow(error)
@@ -1024,8 +1090,8 @@ async fn resync_failure(resync: Option<&mut ResyncTask>) -> StoreError {
     }
 }
 
-/// Mirrors client-go's `initialEventsEndBookmarkTicker`: while a streaming list waits for its
-/// end bookmark, warn every 10 s if no event has arrived for 10 s.
+/// Mirrors client-go's `initialEventsEndBookmarkTicker`: while a streaming list
+/// waits for its end bookmark, warn every 10 s if no event has arrived for 10 s.
 struct BookmarkWarning {
     ticker: Option<Interval>,
     start: Instant,
@@ -1083,8 +1149,8 @@ impl BookmarkWarning {
 
 // ANCHOR: resync_task
 /// Mirrors `startResync`: a task that calls `store.resync()` every period (when
-/// `should_resync` agrees) and reports the first failure. Owned by the watch loop, which stops
-/// it before returning; dropping it aborts the task.
+/// `should_resync` agrees) and reports the first failure. Owned by the watch loop,
+/// which stops it before returning; dropping it aborts the task.
 struct ResyncTask {
     cancel: CancellationToken,
     handle: Option<JoinHandle<()>>,
@@ -1123,7 +1189,8 @@ impl ResyncTask {
                 if should_resync.as_ref().is_none_or(|should| should()) {
                     tracing::debug!(reflector = %name, "forcing resync");
                     if let Err(error) = store.resync() {
-                        // The watch loop may already be gone; then nobody needs the error.
+                        // The watch loop may already be gone; then nobody needs the
+                        // error.
                         let _ = report.send(error);
                         return;
                     }
@@ -1155,7 +1222,8 @@ impl ResyncTask {
     async fn stop(mut self) {
         self.cancel.cancel();
         if let Some(handle) = self.handle.take() {
-            // A panic in `store.resync()` surfaces here as a JoinError; the loop is over either way.
+            // A panic in `store.resync()` surfaces here as a JoinError; the loop is
+            // over either way.
             let _ = handle.await;
         }
     }

@@ -1,8 +1,8 @@
 //! Retrying one kind of error for a limited time.
 //!
-//! Mirrors client-go's [`tools/cache/retry_with_deadline.go`], which the Reflector uses to
-//! re-watch at once after internal errors (an etcd leader election, say) for up to
-//! `max_internal_error_retry_duration`, instead of relisting.
+//! Mirrors client-go's [`tools/cache/retry_with_deadline.go`], which the Reflector
+//! uses to re-watch at once after internal errors (an etcd leader election, say) for
+//! up to `max_internal_error_retry_duration`, instead of relisting.
 //!
 //! [`tools/cache/retry_with_deadline.go`]: https://github.com/kubernetes/client-go/blob/v0.34.0/tools/cache/retry_with_deadline.go
 
@@ -12,7 +12,8 @@ use tokio::time::Instant;
 
 use crate::error::Error;
 
-/// The error window: when the current run of retryable errors began and when it was last seen.
+/// The error window: when the current run of retryable errors began and when it was
+/// last seen.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Window {
     /// No retryable error recently.
@@ -31,9 +32,9 @@ pub struct RetryWithDeadline {
 }
 
 impl RetryWithDeadline {
-    /// Retries errors for which `is_retryable` holds, for up to `max_retry_duration` after the
-    /// first one. A gap of `min_reset_period` without such errors starts a new window. A zero
-    /// `max_retry_duration` never retries.
+    /// Retries errors for which `is_retryable` holds, for up to `max_retry_duration`
+    /// after the first one. A gap of `min_reset_period` without such errors
+    /// starts a new window. A zero `max_retry_duration` never retries.
     pub fn new(
         max_retry_duration: Duration,
         min_reset_period: Duration,
@@ -76,7 +77,8 @@ impl RetryWithDeadline {
             Window::Quiet => return false,
             Window::Failing { first, .. } => first,
         };
-        if Instant::now().saturating_duration_since(first) <= self.max_retry_duration {
+        if Instant::now().saturating_duration_since(first) <= self.max_retry_duration
+        {
             return true;
         }
         self.window = Window::Quiet;

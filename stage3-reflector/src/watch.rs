@@ -1,12 +1,14 @@
 //! Watch events and the [`Watch`] stream.
 //!
 //! Mirrors apimachinery's [`pkg/watch/watch.go`]: the `Event` with its `EventType`
-//! (`ADDED`, `MODIFIED`, `DELETED`, `BOOKMARK`, `ERROR`) and `watch.Interface`, whose
-//! `ResultChan()` delivers events until the producer closes it or the consumer calls `Stop()`.
+//! (`ADDED`, `MODIFIED`, `DELETED`, `BOOKMARK`, `ERROR`) and `watch.Interface`,
+//! whose `ResultChan()` delivers events until the producer closes it or the consumer
+//! calls `Stop()`.
 //!
 //! In Rust a [`Watch`] is a [`Stream`] of `Result<WatchEvent<T>, Error>` plus
-//! [`Watch::stop`]. This module knows nothing about HTTP or kube-client: stage 5 builds the
-//! same events on the server side and hands the same `Watch` to its clients.
+//! [`Watch::stop`]. This module knows nothing about HTTP or kube-client: stage 5
+//! builds the same events on the server side and hands the same `Watch` to its
+//! clients.
 //!
 //! [`pkg/watch/watch.go`]: https://github.com/kubernetes/apimachinery/blob/v0.34.0/pkg/watch/watch.go
 
@@ -58,7 +60,8 @@ impl fmt::Display for EventType {
 /// A bookmark: the server has sent everything up to `resource_version`.
 ///
 /// client-go receives a bookmark as an object of the watched type with only
-/// `metadata.resourceVersion` (and possibly annotations) set. Here it is its own small type.
+/// `metadata.resourceVersion` (and possibly annotations) set. Here it is its own
+/// small type.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Bookmark {
     /// The resource version the watch has reached.
@@ -99,7 +102,8 @@ impl Bookmark {
 /// Mirrors apimachinery's `watch.Event`: one change to a watched collection.
 #[derive(Debug)]
 pub enum WatchEvent<T> {
-    /// The object was created (or, in a streaming list, is part of the initial state).
+    /// The object was created (or, in a streaming list, is part of the initial
+    /// state).
     Added(Arc<T>),
     /// The object changed; this is its new state.
     Modified(Arc<T>),
@@ -127,9 +131,9 @@ impl<T> WatchEvent<T> {
     /// The object of an `Added`, `Modified` or `Deleted` event.
     pub fn object(&self) -> Option<&Arc<T>> {
         match self {
-            WatchEvent::Added(obj) | WatchEvent::Modified(obj) | WatchEvent::Deleted(obj) => {
-                Some(obj)
-            }
+            WatchEvent::Added(obj)
+            | WatchEvent::Modified(obj)
+            | WatchEvent::Deleted(obj) => Some(obj),
             WatchEvent::Bookmark(_) | WatchEvent::Error(_) => None,
         }
     }
@@ -148,21 +152,22 @@ impl<T> Clone for WatchEvent<T> {
     }
 }
 
-/// One item of a [`Watch`]: an event, or an error from the stream itself (a broken connection,
-/// an undecodable event, an object of the wrong type).
+/// One item of a [`Watch`]: an event, or an error from the stream itself (a broken
+/// connection, an undecodable event, an object of the wrong type).
 pub type WatchItem<T> = Result<WatchEvent<T>, Error>;
 
 // ANCHOR: watch
-/// Mirrors apimachinery's `watch.Interface`: a stream of events that ends when the producer
-/// closes it or the consumer stops it.
+/// Mirrors apimachinery's `watch.Interface`: a stream of events that ends when the
+/// producer closes it or the consumer stops it.
 ///
 /// The producer is any `Stream` of [`WatchItem`]s: an HTTP response body in
 /// [`KubeListerWatcher`](crate::KubeListerWatcher), a channel in
 /// [`FakeListerWatcher`](crate::FakeListerWatcher), a cache watcher in stage 5.
 ///
-/// [`stop`](Watch::stop) drops the producer at once (closing its connection or channel) and
-/// may be called any number of times; the stream then yields `None`. A [`WatchStopper`] stops
-/// the watch from elsewhere, like calling `Stop()` from another goroutine.
+/// [`stop`](Watch::stop) drops the producer at once (closing its connection or
+/// channel) and may be called any number of times; the stream then yields `None`. A
+/// [`WatchStopper`] stops the watch from elsewhere, like calling `Stop()` from
+/// another goroutine.
 pub struct Watch<T> {
     events: Option<BoxStream<'static, WatchItem<T>>>,
     stop: CancellationToken,
@@ -189,8 +194,8 @@ impl<T> Watch<T> {
         Watch::new(futures::stream::iter(items))
     }
 
-    /// Mirrors `watch.Interface.Stop`: ends the stream and releases the producer. Stopping a
-    /// stopped watch does nothing.
+    /// Mirrors `watch.Interface.Stop`: ends the stream and releases the producer.
+    /// Stopping a stopped watch does nothing.
     pub fn stop(&mut self) {
         self.stop.cancel();
         self.events = None;
@@ -214,9 +219,13 @@ impl<T> Watch<T> {
 impl<T> Stream for Watch<T> {
     type Item = WatchItem<T>;
 
-    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+    fn poll_next(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Self::Item>> {
         let this = self.get_mut();
-        // Registers the waker, so that a stop from another task wakes a pending consumer.
+        // Registers the waker, so that a stop from another task wakes a pending
+        // consumer.
         if this.stopped.poll_unpin(cx).is_ready() {
             this.events = None;
             return Poll::Ready(None);
@@ -285,10 +294,11 @@ mod tests {
         let consumer = tokio::spawn(async move { watch.next().await.is_none() });
         tokio::task::yield_now().await;
         stopper.stop();
-        let ended = tokio::time::timeout(std::time::Duration::from_secs(5), consumer)
-            .await
-            .expect("the stop must wake the consumer")
-            .expect("the consumer must not panic");
+        let ended =
+            tokio::time::timeout(std::time::Duration::from_secs(5), consumer)
+                .await
+                .expect("the stop must wake the consumer")
+                .expect("the consumer must not panic");
         assert!(ended);
     }
 

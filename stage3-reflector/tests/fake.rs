@@ -1,5 +1,6 @@
-//! The fake API server behaves like one: versions, paging, continue tokens, history replay,
-//! compaction, streaming lists, scripted replies, and a record of every call.
+//! The fake API server behaves like one: versions, paging, continue tokens, history
+//! replay, compaction, streaming lists, scripted replies, and a record of every
+//! call.
 
 mod common;
 
@@ -10,8 +11,9 @@ use futures::{FutureExt, StreamExt};
 use k8s_openapi::api::core::v1::Pod;
 use pretty_assertions::assert_eq;
 use stage3_reflector::{
-    Call, Error, FakeListerWatcher, ListOptions, ListReply, ListerWatcher, ResourceVersionMatch,
-    Watch, WatchEvent, WatchOptions, WatchReply, expired_status,
+    Call, Error, FakeListerWatcher, ListOptions, ListReply, ListerWatcher,
+    ResourceVersionMatch, Watch, WatchEvent, WatchOptions, WatchReply,
+    expired_status,
 };
 
 fn names(items: &[Arc<Pod>]) -> Vec<String> {
@@ -44,7 +46,9 @@ fn drain(watch: &mut Watch<Pod>) -> Vec<String> {
                     ""
                 }
             ),
-            Ok(WatchEvent::Error(status)) => format!("ERROR {}", status.code.unwrap_or_default()),
+            Ok(WatchEvent::Error(status)) => {
+                format!("ERROR {}", status.code.unwrap_or_default())
+            }
             Err(error) => format!("error {}", kind(&error)),
         });
     }
@@ -246,8 +250,11 @@ async fn scripted_replies_come_first_and_every_call_is_recorded() {
 #[tokio::test(start_paused = true)]
 async fn waiting_for_calls_is_bounded_by_the_caller() {
     let fake = FakeListerWatcher::<Pod>::new();
-    let waited =
-        tokio::time::timeout(std::time::Duration::from_secs(1), fake.wait_for_calls(1)).await;
+    let waited = tokio::time::timeout(
+        std::time::Duration::from_secs(1),
+        fake.wait_for_calls(1),
+    )
+    .await;
     assert!(waited.is_err(), "nobody called, so the wait times out");
     let _ = fake.list(ListOptions::default()).await;
     within("one call", fake.wait_for_calls(1)).await;

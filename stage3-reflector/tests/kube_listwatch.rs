@@ -1,5 +1,6 @@
-//! The kube-client lister against a small HTTP server in this process: the query parameters it
-//! sends, how it decodes lists and watch events, and how server errors become typed errors.
+//! The kube-client lister against a small HTTP server in this process: the query
+//! parameters it sends, how it decodes lists and watch events, and how server errors
+//! become typed errors.
 //!
 //! These tests do real (local) I/O, so they run on real time; every wait is bounded.
 
@@ -31,20 +32,22 @@ enum Reply {
     Json(u16, String),
     /// Watch lines, then keep the connection open (`true`) or close it.
     Stream(Vec<String>, bool),
-    /// Watch lines; then, once the test says so, reset the connection (an RST, as when an
-    /// apiserver or a proxy between dies).
+    /// Watch lines; then, once the test says so, reset the connection (an RST, as
+    /// when an apiserver or a proxy between dies).
     Reset(Vec<String>, Arc<Notify>),
 }
 
-/// A one-route HTTP/1.1 server: answers every request with `reply(target)` and records the
-/// request targets (`/api/v1/pods?…`).
+/// A one-route HTTP/1.1 server: answers every request with `reply(target)` and
+/// records the request targets (`/api/v1/pods?…`).
 struct TestServer {
     address: String,
     targets: Arc<Mutex<Vec<String>>>,
 }
 
 impl TestServer {
-    async fn start(reply: impl Fn(&str) -> Reply + Send + Sync + 'static) -> TestServer {
+    async fn start(
+        reply: impl Fn(&str) -> Reply + Send + Sync + 'static,
+    ) -> TestServer {
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let address = format!("http://{}", listener.local_addr().expect("address"));
         let targets = Arc::new(Mutex::new(Vec::new()));
@@ -108,8 +111,9 @@ async fn serve(
     let _ = socket.flush().await;
     if let Some(when) = reset {
         when.notified().await;
-        // SO_LINGER 0: closing sends an RST instead of a FIN ("connection reset by peer").
-        // A zero linger never blocks the thread, unlike the non-zero ones tokio warns about.
+        // SO_LINGER 0: closing sends an RST instead of a FIN ("connection reset by
+        // peer"). A zero linger never blocks the thread, unlike the non-zero
+        // ones tokio warns about.
         #[allow(deprecated)]
         socket.set_linger(Some(Duration::ZERO)).expect("SO_LINGER");
         return;
@@ -141,7 +145,11 @@ fn event_line(event_type: &str, object: &str) -> String {
     format!("{{\"type\":\"{event_type}\",\"object\":{object}}}\n")
 }
 
-fn pod_list_json(resource_version: &str, continue_token: &str, pods: &[(&str, &str)]) -> String {
+fn pod_list_json(
+    resource_version: &str,
+    continue_token: &str,
+    pods: &[(&str, &str)],
+) -> String {
     let items: Vec<String> = pods
         .iter()
         .map(|(name, rv)| pod_json(name, rv, false))
@@ -194,7 +202,8 @@ async fn a_list_sends_client_go_parameters_and_decodes_the_page() {
 
 #[tokio::test]
 async fn a_continue_request_carries_the_token_and_no_version() {
-    let server = TestServer::start(|_| Reply::Json(200, pod_list_json("7", "", &[]))).await;
+    let server =
+        TestServer::start(|_| Reply::Json(200, pod_list_json("7", "", &[]))).await;
     tokio::time::timeout(
         WAIT,
         server.lister().list(ListOptions {
@@ -254,7 +263,8 @@ async fn a_410_list_is_an_expired_error_and_other_codes_are_kept() {
 #[tokio::test]
 async fn a_504_too_large_resource_version_reaches_the_caller_at_once() {
     let body = r#"{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"Timeout: Too large resource version: 99, current: 10","reason":"Timeout","details":{"causes":[{"reason":"ResourceVersionTooLarge","message":"Too large resource version"}],"retryAfterSeconds":1},"code":504}"#;
-    let server = TestServer::start(move |_| Reply::Json(504, body.to_string())).await;
+    let server =
+        TestServer::start(move |_| Reply::Json(504, body.to_string())).await;
     let error = tokio::time::timeout(
         WAIT,
         server.lister().list(ListOptions {
@@ -272,8 +282,7 @@ async fn a_504_too_large_resource_version_reaches_the_caller_at_once() {
 
 #[tokio::test]
 async fn watch_events_are_decoded_and_an_object_of_another_type_is_reported() {
-    let service =
-        r#"{"apiVersion":"v1","kind":"Service","metadata":{"name":"web","resourceVersion":"6"}}"#;
+    let service = r#"{"apiVersion":"v1","kind":"Service","metadata":{"name":"web","resourceVersion":"6"}}"#;
     let bookmark = r#"{"apiVersion":"v1","kind":"Pod","metadata":{"resourceVersion":"8","annotations":{"k8s.io/initial-events-end":"true"}}}"#;
     let lines = vec![
         event_line("ADDED", &pod_json("a", "5", true)),
@@ -285,7 +294,8 @@ async fn watch_events_are_decoded_and_an_object_of_another_type_is_reported() {
             &status_json(410, "Expired", "too old resource version: 5 (9)"),
         ),
     ];
-    let server = TestServer::start(move |_| Reply::Stream(lines.clone(), false)).await;
+    let server =
+        TestServer::start(move |_| Reply::Stream(lines.clone(), false)).await;
     let watch = tokio::time::timeout(
         WAIT,
         server.lister().watch(WatchOptions {
@@ -304,11 +314,15 @@ async fn watch_events_are_decoded_and_an_object_of_another_type_is_reported() {
     let seen: Vec<String> = items
         .into_iter()
         .map(|item| match item {
-            Ok(WatchEvent::Added(pod)) => format!("ADDED {:?}", pod.metadata.resource_version),
+            Ok(WatchEvent::Added(pod)) => {
+                format!("ADDED {:?}", pod.metadata.resource_version)
+            }
             Ok(WatchEvent::Modified(pod)) => {
                 format!("MODIFIED {:?}", pod.metadata.resource_version)
             }
-            Ok(WatchEvent::Deleted(pod)) => format!("DELETED {:?}", pod.metadata.resource_version),
+            Ok(WatchEvent::Deleted(pod)) => {
+                format!("DELETED {:?}", pod.metadata.resource_version)
+            }
             Ok(WatchEvent::Bookmark(bookmark)) => format!(
                 "BOOKMARK {} end={}",
                 bookmark.resource_version,
@@ -387,8 +401,10 @@ async fn a_server_that_is_down_is_connection_refused() {
     let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
     let address = listener.local_addr().expect("address");
     drop(listener);
-    let config = Config::new(format!("http://{address}").parse().expect("a valid URL"));
-    let client = KubeListerWatcher::<Pod>::client(config).expect("a client for plain http");
+    let config =
+        Config::new(format!("http://{address}").parse().expect("a valid URL"));
+    let client =
+        KubeListerWatcher::<Pod>::client(config).expect("a client for plain http");
     let lister = KubeListerWatcher::new(Api::<Pod>::all(client));
     let error = tokio::time::timeout(WAIT, lister.list(ListOptions::default()))
         .await
@@ -445,10 +461,11 @@ async fn a_reflector_over_kube_client_fills_a_store() {
     );
 }
 
-/// What apimachinery's `StreamWatcher.receive` (`pkg/watch/streamwatcher.go`) and client-go's
-/// `handleWatch` do together: an established watch whose connection is reset after it delivered
-/// an event ends quietly (`net.IsProbableEOF`), `handleWatch` returns normally, and the
-/// Reflector opens a new watch from its last resourceVersion. It does not relist.
+/// What apimachinery's `StreamWatcher.receive` (`pkg/watch/streamwatcher.go`) and
+/// client-go's `handleWatch` do together: an established watch whose connection is
+/// reset after it delivered an event ends quietly (`net.IsProbableEOF`),
+/// `handleWatch` returns normally, and the Reflector opens a new watch from its last
+/// resourceVersion. It does not relist.
 #[tokio::test]
 async fn a_reset_watch_connection_rewatches_from_the_last_version_without_a_list() {
     let reset = Arc::new(Notify::new());
@@ -457,7 +474,9 @@ async fn a_reset_watch_connection_rewatches_from_the_last_version_without_a_list
         let reset = Arc::clone(&reset);
         TestServer::start(move |target| {
             let _ = requests_tx.send(target.to_string());
-            if has_param(target, "watch=true") && has_param(target, "resourceVersion=5") {
+            if has_param(target, "watch=true")
+                && has_param(target, "resourceVersion=5")
+            {
                 Reply::Reset(
                     vec![event_line("ADDED", &pod_json("c", "6", true))],
                     Arc::clone(&reset),
@@ -507,9 +526,9 @@ async fn a_reset_watch_connection_rewatches_from_the_last_version_without_a_list
     );
 }
 
-/// Waits until `condition` holds, checking every few milliseconds of real time, for at most
-/// [`WAIT`] (these tests do real I/O, so `common::eventually`'s paused-clock patience does not
-/// fit them).
+/// Waits until `condition` holds, checking every few milliseconds of real time, for
+/// at most [`WAIT`] (these tests do real I/O, so `common::eventually`'s paused-clock
+/// patience does not fit them).
 async fn until_in_real_time(what: &str, condition: impl Fn() -> bool) {
     let deadline = tokio::time::Instant::now() + WAIT;
     while !condition() {
@@ -546,7 +565,8 @@ fn test_is_probable_eof() {
         source: Box::new(IoError::new(ErrorKind::ConnectionReset, "reset")),
     };
     assert!(is_probable_eof(&wrapped));
-    let by_message = IoError::other("read tcp 127.0.0.1:1: connection reset by peer");
+    let by_message =
+        IoError::other("read tcp 127.0.0.1:1: connection reset by peer");
     assert!(is_probable_eof(&by_message));
     assert!(!is_probable_eof(&IoError::new(
         ErrorKind::TimedOut,

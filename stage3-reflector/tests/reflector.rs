@@ -1,6 +1,7 @@
-//! Reflector scenarios, ported from client-go's `tools/cache/reflector_test.go` and written
-//! against the scriptable fake. Every test runs on paused tokio time, so backoffs and timeouts
-//! pass instantly and deterministically, and every wait is bounded.
+//! Reflector scenarios, ported from client-go's `tools/cache/reflector_test.go` and
+//! written against the scriptable fake. Every test runs on paused tokio time, so
+//! backoffs and timeouts pass instantly and deterministically, and every wait is
+//! bounded.
 //!
 //! Modules named `ex3_*` prove one exercise region each (see the book, chapter 3).
 
@@ -13,8 +14,9 @@ use common::*;
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Status;
 use stage3_reflector::{
-    Call, Error, FakeListerWatcher, ListOptions, Reflector, ReflectorOptions, WatchEvent,
-    connection_refused, expired_status, internal_error_status, too_many_requests_status,
+    Call, Error, FakeListerWatcher, ListOptions, Reflector, ReflectorOptions,
+    WatchEvent, connection_refused, expired_status, internal_error_status,
+    too_many_requests_status,
 };
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -138,7 +140,9 @@ mod list_and_watch {
         let (reflector, store) = reflector(&fake, ReflectorOptions::default());
         let shutdown = CancellationToken::new();
 
-        fake.fail_next_list(api_error(internal_error_status("etcdserver: no leader")));
+        fake.fail_next_list(api_error(internal_error_status(
+            "etcdserver: no leader",
+        )));
         let error = within("a failed list", reflector.list_and_watch(&shutdown))
             .await
             .expect_err("the list fails");
@@ -157,8 +161,12 @@ mod list_and_watch {
     #[tokio::test(start_paused = true)]
     async fn run_reports_failed_rounds_and_backs_off_between_them() {
         let fake = fake_with(&["a"]);
-        fake.fail_next_list(api_error(internal_error_status("etcdserver: no leader")));
-        fake.fail_next_list(api_error(internal_error_status("etcdserver: no leader")));
+        fake.fail_next_list(api_error(internal_error_status(
+            "etcdserver: no leader",
+        )));
+        fake.fail_next_list(api_error(internal_error_status(
+            "etcdserver: no leader",
+        )));
         let reported = Reported::default();
         let (reflector, _store) = reflector(&fake, reported.options());
         let start = Instant::now();
@@ -180,7 +188,9 @@ mod list_and_watch {
 }
 
 mod ex3_relist_rv {
-    use stage3_reflector::{ListPage, ListReply, WatchReply, too_large_resource_version_status};
+    use stage3_reflector::{
+        ListPage, ListReply, WatchReply, too_large_resource_version_status,
+    };
 
     use pretty_assertions::assert_eq;
 
@@ -236,10 +246,12 @@ mod ex3_relist_rv {
     }
 
     #[tokio::test(start_paused = true)]
-    async fn relists_from_empty_after_too_large_resource_version_in_each_server_dialect() {
+    async fn relists_from_empty_after_too_large_resource_version_in_each_server_dialect()
+     {
         let fake = FakeListerWatcher::<Pod>::new();
         let too_large_by_cause = too_large_resource_version_status(20, 10);
-        let mut too_large_by_cause_message = too_large_resource_version_status(30, 10);
+        let mut too_large_by_cause_message =
+            too_large_resource_version_status(30, 10);
         if let Some(cause) = too_large_by_cause_message
             .details
             .as_mut()
@@ -260,9 +272,9 @@ mod ex3_relist_rv {
         fake.fail_next_list(api_error(too_large_by_message));
         fake.push_list_reply(ListReply::Page(ListPage::new(vec![], "50")));
         for _ in 0..4 {
-            fake.push_watch_reply(WatchReply::Items(vec![Ok(WatchEvent::Error(Box::new(
-                expired_status("too old resource version"),
-            )))]));
+            fake.push_watch_reply(WatchReply::Items(vec![Ok(WatchEvent::Error(
+                Box::new(expired_status("too old resource version")),
+            ))]));
         }
         let reported = Reported::default();
         let (reflector, _store) = reflector(&fake, reported.options());
@@ -294,13 +306,15 @@ mod ex3_relist_rv {
         drive(&reflector, async {
             within("the first watch", fake.wait_for_watch_calls(1)).await;
             fake.fail_next_list(api_error(expired_status("too old")));
-            fake.fail_next_list(api_error(internal_error_status("etcdserver: no leader")));
+            fake.fail_next_list(api_error(internal_error_status(
+                "etcdserver: no leader",
+            )));
             fake.emit_error(expired_status("too old resource version: 4 (5)"));
             within("the second watch", fake.wait_for_watch_calls(2)).await;
         })
         .await;
-        // The failed list from "" leaves the version unavailable, so the next round lists from
-        // "" again.
+        // The failed list from "" leaves the version unavailable, so the next round
+        // lists from "" again.
         assert_eq!(list_versions(&fake), ["0", "4", "", ""]);
         assert_eq!(reported.kinds(), ["Expired", "Expired", "Api(500)"]);
         assert_eq!(reflector.last_sync_resource_version(), "4");
@@ -308,7 +322,9 @@ mod ex3_relist_rv {
 }
 
 mod ex3_pager {
-    use stage3_reflector::{ListPage, ListPager, ListReply, Paging, ResourceVersionMatch};
+    use stage3_reflector::{
+        ListPage, ListPager, ListReply, Paging, ResourceVersionMatch,
+    };
 
     use pretty_assertions::assert_eq;
 
@@ -350,7 +366,8 @@ mod ex3_pager {
     #[tokio::test(start_paused = true)]
     async fn an_explicit_page_size_is_used_for_every_list() {
         let fake = fake_with_count(10);
-        let (reflector, store) = reflector(&fake, ReflectorOptions::default().page_size(4));
+        let (reflector, store) =
+            reflector(&fake, ReflectorOptions::default().page_size(4));
         relist_once_after_410(&reflector, &fake).await;
         assert!(fake.list_calls().iter().all(|options| options.limit == 4));
         assert_eq!(fake.list_calls().len(), 6, "two lists of three pages");
@@ -507,8 +524,8 @@ mod ex3_pager {
     }
 }
 
-/// Runs `reflector` until its first watch, ends that watch with 410 Expired, and stops once the
-/// relist has been followed by a second watch.
+/// Runs `reflector` until its first watch, ends that watch with 410 Expired, and
+/// stops once the relist has been followed by a second watch.
 async fn relist_once_after_410<L, S>(
     reflector: &Reflector<Pod, L, S>,
     fake: &FakeListerWatcher<Pod>,
@@ -532,7 +549,8 @@ mod ex3_watch_handler {
     use super::*;
 
     #[tokio::test(start_paused = true)]
-    async fn events_are_applied_and_the_version_is_the_last_events_not_the_highest() {
+    async fn events_are_applied_and_the_version_is_the_last_events_not_the_highest()
+    {
         let fake = fake_with(&["foo", "bar"]);
         let (reflector, store) = reflector(&fake, ReflectorOptions::default());
         drive(&reflector, async {
@@ -648,7 +666,8 @@ mod ex3_watch_handler {
     async fn every_version_the_watch_reaches_is_told_to_the_updater() {
         let fake = fake_with(&[]);
         let versions = Arc::new(Versions::default());
-        let options = ReflectorOptions::default().resource_version_updater(versions.clone());
+        let options =
+            ReflectorOptions::default().resource_version_updater(versions.clone());
         let (reflector, _store) = reflector(&fake, options);
         drive(&reflector, async {
             within("the first watch", fake.wait_for_watch_calls(1)).await;
@@ -724,7 +743,8 @@ mod ex3_after_watch {
         );
         assert_eq!(reported.kinds(), ["VeryShortWatch"]);
         assert!(
-            (Duration::from_millis(800)..Duration::from_millis(1600)).contains(&elapsed),
+            (Duration::from_millis(800)..Duration::from_millis(1600))
+                .contains(&elapsed),
             "{elapsed:?}"
         );
     }
@@ -732,9 +752,9 @@ mod ex3_after_watch {
     #[tokio::test(start_paused = true)]
     async fn a_quick_close_after_an_event_is_not_a_very_short_watch() {
         let fake = fake_with(&["a", "b"]);
-        fake.push_watch_reply(WatchReply::Items(vec![Ok(WatchEvent::Modified(Arc::new(
-            pod_at("b", "2"),
-        )))]));
+        fake.push_watch_reply(WatchReply::Items(vec![Ok(WatchEvent::Modified(
+            Arc::new(pod_at("b", "2")),
+        ))]));
         let reported = Reported::default();
         let (reflector, _store) = reflector(&fake, reported.options());
         drive(&reflector, async {
@@ -795,16 +815,17 @@ mod ex3_after_watch {
         assert_eq!(watch_versions(&fake), ["1"; 5]);
         assert_eq!(reported.kinds(), ["Api(429)"; 4]);
         // 0.8 + 1.6 + 3.2 + 6.4 s, each with up to 100 % jitter.
-        let (low, high) = (Duration::from_millis(12_000), Duration::from_millis(24_000));
+        let (low, high) =
+            (Duration::from_millis(12_000), Duration::from_millis(24_000));
         assert!((low..high).contains(&elapsed), "{elapsed:?}");
     }
 
     #[tokio::test(start_paused = true)]
     async fn a_429_error_event_backs_off_and_rewatches_without_relisting() {
         let fake = fake_with(&["a"]);
-        fake.push_watch_reply(WatchReply::Items(vec![Ok(WatchEvent::Error(Box::new(
-            too_many_requests_status(),
-        )))]));
+        fake.push_watch_reply(WatchReply::Items(vec![Ok(WatchEvent::Error(
+            Box::new(too_many_requests_status()),
+        ))]));
         let reported = Reported::default();
         let (reflector, _store) = reflector(&fake, reported.options());
         drive(&reflector, async {
@@ -863,9 +884,9 @@ mod ex3_after_watch {
     #[tokio::test(start_paused = true)]
     async fn internal_errors_relist_when_retries_are_off() {
         let fake = fake_with(&["a"]);
-        fake.push_watch_reply(WatchReply::Items(vec![Ok(WatchEvent::Error(Box::new(
-            internal_error_status("etcdserver: no leader"),
-        )))]));
+        fake.push_watch_reply(WatchReply::Items(vec![Ok(WatchEvent::Error(
+            Box::new(internal_error_status("etcdserver: no leader")),
+        ))]));
         let (reflector, _store) = reflector(&fake, ReflectorOptions::default());
         drive(&reflector, async {
             within("the relist", fake.wait_for_list_calls(2)).await;
@@ -876,7 +897,9 @@ mod ex3_after_watch {
 }
 
 mod ex3_streaming_list {
-    use stage3_reflector::{ListMode, ResourceVersionMatch, WatchOptions, WatchReply};
+    use stage3_reflector::{
+        ListMode, ResourceVersionMatch, WatchOptions, WatchReply,
+    };
 
     use pretty_assertions::assert_eq;
 
@@ -920,7 +943,9 @@ mod ex3_streaming_list {
     #[tokio::test(start_paused = true)]
     async fn falls_back_to_list_and_watch_when_the_stream_fails() {
         let fake = fake_with(&["foo"]);
-        fake.fail_next_watch(api_error(internal_error_status("watchlist not supported")));
+        fake.fail_next_watch(api_error(internal_error_status(
+            "watchlist not supported",
+        )));
         let reported = Reported::default();
         let (reflector, store) = reflector(&fake, streaming(&reported));
         drive(&reflector, async {
@@ -954,11 +979,12 @@ mod ex3_streaming_list {
     }
 
     #[tokio::test(start_paused = true)]
-    async fn a_stream_closed_before_its_end_bookmark_starts_over_and_leaves_the_store_alone() {
+    async fn a_stream_closed_before_its_end_bookmark_starts_over_and_leaves_the_store_alone()
+     {
         let fake = fake_with(&["foo"]);
-        fake.push_watch_reply(WatchReply::Items(vec![Ok(WatchEvent::Added(Arc::new(
-            pod_at("stale", "1"),
-        )))]));
+        fake.push_watch_reply(WatchReply::Items(vec![Ok(WatchEvent::Added(
+            Arc::new(pod_at("stale", "1")),
+        ))]));
         let reported = Reported::default();
         let (reflector, store) = reflector(&fake, streaming(&reported));
         drive(&reflector, async {
@@ -982,7 +1008,9 @@ mod ex3_streaming_list {
         drive(&reflector, async {
             within("the streaming list", fake.wait_for_watch_calls(1)).await;
             eventually("the initial events", || store.replaces() == 1).await;
-            fake.fail_next_watch(api_error(expired_status("too old resource version: 1 (2)")));
+            fake.fail_next_watch(api_error(expired_status(
+                "too old resource version: 1 (2)",
+            )));
             fake.emit_error(expired_status("too old resource version: 1 (2)"));
             within("the third stream", fake.wait_for_watch_calls(3)).await;
             eventually("the second initial events", || store.replaces() == 2).await;
@@ -1062,7 +1090,8 @@ mod backoff {
     async fn five_connection_refused_errors_back_off_exponentially() {
         let elapsed = elapsed_after_connection_refused(5).await;
         // 0.8 + 1.6 + 3.2 + 6.4 + 12.8 = 24.8 s, each with up to 100 % jitter.
-        let (low, high) = (Duration::from_millis(24_800), Duration::from_millis(49_600));
+        let (low, high) =
+            (Duration::from_millis(24_800), Duration::from_millis(49_600));
         assert!((low..high).contains(&elapsed), "{elapsed:?}");
     }
 
@@ -1081,7 +1110,9 @@ mod backoff {
     async fn the_backoff_starts_over_after_two_healthy_minutes() {
         let fake = fake_with(&["a"]);
         for _ in 0..3 {
-            fake.fail_next_list(api_error(internal_error_status("etcdserver: no leader")));
+            fake.fail_next_list(api_error(internal_error_status(
+                "etcdserver: no leader",
+            )));
         }
         let (reflector, _store) = reflector(&fake, ReflectorOptions::default());
         let pause = drive(&reflector, async {
@@ -1095,7 +1126,8 @@ mod backoff {
         .await;
         // Without the reset this would be the fourth step, 6.4 s or more.
         assert!(
-            (Duration::from_millis(800)..Duration::from_millis(1600)).contains(&pause),
+            (Duration::from_millis(800)..Duration::from_millis(1600))
+                .contains(&pause),
             "{pause:?}"
         );
     }
@@ -1137,7 +1169,8 @@ mod resync {
         assert_eq!(reported.kinds(), ["Resync"]);
         // Two periods, then the backoff before the relist.
         assert!(
-            (Duration::from_millis(60_800)..Duration::from_millis(61_600)).contains(&elapsed),
+            (Duration::from_millis(60_800)..Duration::from_millis(61_600))
+                .contains(&elapsed),
             "{elapsed:?}"
         );
     }
@@ -1153,7 +1186,8 @@ mod resync {
                 counter.fetch_add(1, Ordering::SeqCst);
                 false
             });
-        let (reflector, store) = recording_reflector(&fake, RecordingStore::default(), options);
+        let (reflector, store) =
+            recording_reflector(&fake, RecordingStore::default(), options);
         drive(&reflector, async {
             within("the first watch", fake.wait_for_watch_calls(1)).await;
             tokio::time::sleep(Duration::from_millis(3500)).await;
@@ -1191,7 +1225,8 @@ mod shutdown {
     #[tokio::test(start_paused = true)]
     async fn run_returns_on_cancel_and_leaves_no_watch_or_task_behind() {
         let fake = fake_with(&["a"]);
-        let options = ReflectorOptions::default().resync_period(Duration::from_secs(1));
+        let options =
+            ReflectorOptions::default().resync_period(Duration::from_secs(1));
         let (reflector, store) = reflector(&fake, options);
         drive(&reflector, async {
             within("the first watch", fake.wait_for_watch_calls(1)).await;
@@ -1222,11 +1257,14 @@ mod shutdown {
     #[tokio::test(start_paused = true)]
     async fn cancelling_during_a_backoff_returns_at_once() {
         let fake = fake_with(&["a"]);
-        fake.fail_next_list(api_error(internal_error_status("etcdserver: no leader")));
+        fake.fail_next_list(api_error(internal_error_status(
+            "etcdserver: no leader",
+        )));
         let (reflector, _store) = reflector(&fake, ReflectorOptions::default());
         let shutdown = CancellationToken::new();
         let scenario = async {
-            eventually("the backoff", || reflector.phase() == Phase::BackingOff).await;
+            eventually("the backoff", || reflector.phase() == Phase::BackingOff)
+                .await;
             let cancelled = Instant::now();
             shutdown.cancel();
             cancelled

@@ -1,27 +1,30 @@
-//! `cache_memory`: bytes held per pod by the informer cache, against kube-runtime's reflector
-//! store, for 100,000 realistic pods.
+//! `cache_memory`: bytes held per pod by the informer cache, against kube-runtime's
+//! reflector store, for 100,000 realistic pods.
 //!
-//! The pods are deserialized once from one `kubectl get pod -o json`-like document (a pod of a
-//! Deployment: labels, annotations, an owner reference, one container with image, resources,
-//! env, ports and the service-account volume mount, tolerations, and a running status with
-//! conditions, pod IP and container status; `managedFields` left out, as informers that care
-//! about memory strip them with a transform). Each pod then gets its own name, uid, IPs and
-//! container id. Both stores are filled from these same pods, and each gets its own copy of
-//! every pod, as it would from the wire:
+//! The pods are deserialized once from one `kubectl get pod -o json`-like document
+//! (a pod of a Deployment: labels, annotations, an owner reference, one container
+//! with image, resources, env, ports and the service-account volume mount,
+//! tolerations, and a running status with conditions, pod IP and container status;
+//! `managedFields` left out, as informers that care about memory strip them with a
+//! transform). Each pod then gets its own name, uid, IPs and container id. Both
+//! stores are filled from these same pods, and each gets its own copy of every pod,
+//! as it would from the wire:
 //!
-//! - ours: a `SharedIndexInformer` lists them from stage 3's `FakeListerWatcher` (Reflector →
-//!   DeltaFIFO → indexer), on a current-thread runtime, so that every allocation is counted on
-//!   this thread. Then only the indexer is kept: the informer, its queue and the fake are
-//!   dropped. Measured twice: without indexes (like kube-runtime's store) and with the
-//!   `"namespace"` index that `SharedInformerFactory` gives every informer.
-//! - kube-runtime: `reflector::store::<Pod>()`'s writer applies `Init`, one `InitApply` per pod,
-//!   then `InitDone`, as its watcher does for an initial list. The writer copies each pod out
-//!   of the event into its own `Arc`.
+//! - ours: a `SharedIndexInformer` lists them from stage 3's `FakeListerWatcher`
+//!   (Reflector → DeltaFIFO → indexer), on a current-thread runtime, so that every
+//!   allocation is counted on this thread. Then only the indexer is kept: the
+//!   informer, its queue and the fake are dropped. Measured twice: without indexes
+//!   (like kube-runtime's store) and with the `"namespace"` index that
+//!   `SharedInformerFactory` gives every informer.
+//! - kube-runtime: `reflector::store::<Pod>()`'s writer applies `Init`, one
+//!   `InitApply` per pod, then `InitDone`, as its watcher does for an initial list.
+//!   The writer copies each pod out of the event into its own `Arc`.
 //!
-//! `allocation_counter::measure` gives the bytes still allocated when a fill returns: the stores
-//! are kept alive past the measurement, so that is what each store holds. The pods themselves
-//! (an `Arc<Pod>` each, the same in both stores) are measured once on their own, and subtracted
-//! to give each store's overhead per pod (keys, map slots, index entries).
+//! `allocation_counter::measure` gives the bytes still allocated when a fill
+//! returns: the stores are kept alive past the measurement, so that is what each
+//! store holds. The pods themselves (an `Arc<Pod>` each, the same in both stores)
+//! are measured once on their own, and subtracted to give each store's overhead per
+//! pod (keys, map slots, index entries).
 //!
 //! Run with `cargo bench -p stage4-shared-informer --bench cache_memory`.
 
@@ -166,10 +169,11 @@ const POD_JSON: &str = r#"{
   }
 }"#;
 
-/// `PODS` pods from the one document, each with its own name, uid, IPs and container id,
-/// spread over `NAMESPACES` namespaces.
+/// `PODS` pods from the one document, each with its own name, uid, IPs and container
+/// id, spread over `NAMESPACES` namespaces.
 fn realistic_pods() -> Vec<Pod> {
-    let template: Pod = serde_json::from_str(POD_JSON).expect("the pod document is valid");
+    let template: Pod =
+        serde_json::from_str(POD_JSON).expect("the pod document is valid");
     (0..PODS)
         .map(|i| {
             let mut pod = template.clone();
@@ -181,10 +185,12 @@ fn realistic_pods() -> Vec<Pod> {
             if let Some(status) = pod.status.as_mut() {
                 let ip = format!("10.{a}.{b}.41");
                 status.pod_ip = Some(ip.clone());
-                status.pod_ips = Some(vec![k8s_openapi::api::core::v1::PodIP { ip }]);
+                status.pod_ips =
+                    Some(vec![k8s_openapi::api::core::v1::PodIP { ip }]);
                 for container in status.container_statuses.iter_mut().flatten() {
-                    container.container_id =
-                        Some(format!("containerd://4e1f0c7a2b9d8e3f6a5c4b1d0e9f{i:036x}"));
+                    container.container_id = Some(format!(
+                        "containerd://4e1f0c7a2b9d8e3f6a5c4b1d0e9f{i:036x}"
+                    ));
                 }
             }
             pod
@@ -192,7 +198,8 @@ fn realistic_pods() -> Vec<Pod> {
         .collect()
 }
 
-/// Lists `pods` into a new informer and returns its indexer, the only thing left holding them.
+/// Lists `pods` into a new informer and returns its indexer, the only thing left
+/// holding them.
 fn informer_cache(pods: &[Pod], indexers: Indexers<Pod>) -> Arc<Cache<Pod>> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_time()
@@ -243,8 +250,8 @@ fn per_pod(bytes: i64) -> f64 {
 fn report_memory() {
     let pods = realistic_pods();
 
-    // The objects alone: one `Arc<Pod>` each, as both stores hold them. The Vec that keeps
-    // them alive is not part of any store.
+    // The objects alone: one `Arc<Pod>` each, as both stores hold them. The Vec that
+    // keeps them alive is not part of any store.
     let mut objects: Vec<Arc<Pod>> = Vec::with_capacity(PODS);
     let alone = allocation_counter::measure(|| {
         objects.extend(pods.iter().cloned().map(Arc::new));
@@ -252,8 +259,9 @@ fn report_memory() {
     let object_bytes = per_pod(alone.bytes_current);
     drop(objects);
 
-    // Each store outlives its measurement, so `bytes_current` is what it holds; it is dropped
-    // after that, so that the machine holds at most two copies of the pods at once.
+    // Each store outlives its measurement, so `bytes_current` is what it holds; it
+    // is dropped after that, so that the machine holds at most two copies of the
+    // pods at once.
     let mut ours_plain = None;
     let plain = allocation_counter::measure(|| {
         ours_plain = Some(informer_cache(&pods, Indexers::new()));
@@ -261,7 +269,8 @@ fn report_memory() {
     drop(black_box(ours_plain));
     let mut ours_indexed = None;
     let indexed = allocation_counter::measure(|| {
-        ours_indexed = Some(informer_cache(&pods, stage1_store::namespace_indexers()));
+        ours_indexed =
+            Some(informer_cache(&pods, stage1_store::namespace_indexers()));
     });
     drop(black_box(ours_indexed));
     let mut theirs = None;

@@ -1,11 +1,12 @@
 //! `informer_pipeline`: 100,000 watch events through a whole shared informer.
 //!
-//! Stage 3's `FakeListerWatcher<Pod>` plays the API server. Each iteration builds a fresh fake
-//! and a fresh informer (with the `"namespace"` index, as `SharedInformerFactory` builds it) that
-//! has three counting handlers. It starts the informer, waits until it has synced and its watch
-//! is open, and only then starts the clock. The bench thread then adds 50,000 pods and modifies
-//! each of them once, all through the fake's live watch. The clock stops when every handler has
-//! seen all 100,000 events:
+//! Stage 3's `FakeListerWatcher<Pod>` plays the API server. Each iteration builds a
+//! fresh fake and a fresh informer (with the `"namespace"` index, as
+//! `SharedInformerFactory` builds it) that has three counting handlers. It starts
+//! the informer, waits until it has synced and its watch is open, and only then
+//! starts the clock. The bench thread then adds 50,000 pods and modifies
+//! each of them once, all through the fake's live watch. The clock stops when every
+//! handler has seen all 100,000 events:
 //!
 //! ```text
 //!  fake.add/modify ─► watch ─► Reflector ─► DeltaFIFO ─► pop ─► indexer ─► processor ─┬─► listener ─► handler 1
@@ -13,10 +14,11 @@
 //!                                                                                      └─► listener ─► handler 3
 //! ```
 //!
-//! The time includes the fake's own work per event (its key, history and broadcast), which runs
-//! on the bench thread concurrently with the informer's tasks. Building the pods and starting and
-//! stopping the informer are outside it. Criterion reports events per second. The runtime is a
-//! multi-threaded tokio runtime (one worker per core), built once. Every wait is bounded.
+//! The time includes the fake's own work per event (its key, history and broadcast),
+//! which runs on the bench thread concurrently with the informer's tasks. Building
+//! the pods and starting and stopping the informer are outside it. Criterion reports
+//! events per second. The runtime is a multi-threaded tokio runtime (one worker per
+//! core), built once. Every wait is bounded.
 //!
 //! Run with `cargo bench -p stage4-shared-informer --bench informer_pipeline`.
 
@@ -26,7 +28,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use criterion::{Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
+use criterion::{
+    Criterion, SamplingMode, Throughput, criterion_group, criterion_main,
+};
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use stage3_reflector::FakeListerWatcher;
@@ -41,7 +45,8 @@ const HANDLERS: usize = 3;
 /// The longest any single wait may take before the bench fails.
 const BOUND: Duration = Duration::from_secs(60);
 
-/// The counts of all handlers, and a signal once every one of them has seen every event.
+/// The counts of all handlers, and a signal once every one of them has seen every
+/// event.
 struct Tally {
     seen: [AtomicUsize; HANDLERS],
     handlers_done: AtomicUsize,
@@ -61,7 +66,8 @@ impl Tally {
         if self.seen[handler].fetch_add(1, Ordering::Relaxed) + 1 == EVENTS
             && self.handlers_done.fetch_add(1, Ordering::AcqRel) + 1 == HANDLERS
         {
-            // `notify_one` keeps a permit, so a waiter that arrives late still wakes.
+            // `notify_one` keeps a permit, so a waiter that arrives late still
+            // wakes.
             self.all_done.notify_one();
         }
     }
@@ -86,8 +92,9 @@ impl ResourceEventHandler<Pod> for Counting {
     }
 }
 
-/// Pods with a name, a namespace and a few labels: what the pipeline moves is an `Arc`, so the
-/// size of the pod barely matters here (see the `cache_memory` bench for realistic pods).
+/// Pods with a name, a namespace and a few labels: what the pipeline moves is an
+/// `Arc`, so the size of the pod barely matters here (see the `cache_memory` bench
+/// for realistic pods).
 fn pods() -> Vec<Pod> {
     (0..PODS)
         .map(|i| Pod {
@@ -133,9 +140,13 @@ async fn until(what: &str, mut condition: impl FnMut() -> bool) {
     .await;
 }
 
-/// One iteration: builds, starts and syncs an informer (untimed), pushes the events and waits for
-/// the handlers (timed), then stops the informer (untimed).
-fn one_run(runtime: &tokio::runtime::Runtime, adds: Vec<Pod>, modifies: Vec<Pod>) -> Duration {
+/// One iteration: builds, starts and syncs an informer (untimed), pushes the events
+/// and waits for the handlers (timed), then stops the informer (untimed).
+fn one_run(
+    runtime: &tokio::runtime::Runtime,
+    adds: Vec<Pod>,
+    modifies: Vec<Pod>,
+) -> Duration {
     let fake = FakeListerWatcher::<Pod>::new();
     let informer = SharedIndexInformer::new(
         fake.clone(),

@@ -1,6 +1,7 @@
-//! `listener` mirrors client-go's `BenchmarkListener` (shared_informer_test.go): 5 concurrent
-//! producers add notifications to one processorListener whose handler counts them; the time
-//! per notification runs from the first add until the handler has counted the last.
+//! `listener` mirrors client-go's `BenchmarkListener` (shared_informer_test.go): 5
+//! concurrent producers add notifications to one processorListener whose handler
+//! counts them; the time per notification runs from the first add until the handler
+//! has counted the last.
 //!
 //! Run with `cargo bench -p stage4-shared-informer --bench listener`.
 
@@ -24,7 +25,9 @@ struct Count {
 
 impl ResourceEventHandler<Pod> for Count {
     fn on_add(&self, _: &Arc<Pod>, _: bool) {
-        if self.seen.fetch_add(1, Ordering::Relaxed) + 1 == self.target.load(Ordering::Relaxed) {
+        if self.seen.fetch_add(1, Ordering::Relaxed) + 1
+            == self.target.load(Ordering::Relaxed)
+        {
             self.done.notify_one();
         }
     }
@@ -53,7 +56,8 @@ fn listener(c: &mut Criterion) {
             let start = Instant::now();
             std::thread::scope(|scope| {
                 for producer in 0..PRODUCERS {
-                    let share = iters / PRODUCERS + u64::from(producer < iters % PRODUCERS);
+                    let share =
+                        iters / PRODUCERS + u64::from(producer < iters % PRODUCERS);
                     let harness = Arc::clone(&harness);
                     let object = Arc::clone(&object);
                     scope.spawn(move || {

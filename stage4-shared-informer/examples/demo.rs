@@ -1,11 +1,13 @@
-//! The in-process demo: a shared informer factory over stage 3's scriptable fake API server,
-//! playing a short story while two handlers print what they see. Needs no cluster.
+//! The in-process demo: a shared informer factory over stage 3's scriptable fake API
+//! server, playing a short story while two handlers print what they see. Needs no
+//! cluster.
 //!
 //! Run with `cargo run -p stage4-shared-informer --example demo`.
 //!
-//! The story: three pods are listed; a pod is created, one relabelled and one deleted; then the
-//! watch expires (410) while a pod is deleted and another changed behind its back, so the
-//! informer relists and learns of the deletion through a tombstone.
+//! The story: three pods are listed; a pod is created, one relabelled and one
+//! deleted; then the watch expires (410) while a pod is deleted and another changed
+//! behind its back, so the informer relists and learns of the deletion through a
+//! tombstone.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -13,7 +15,8 @@ use std::time::Duration;
 use k8s_openapi::api::core::v1::Pod;
 use stage3_reflector::{Error, FakeListerWatcher, WatchReply, expired_status};
 use stage4_shared_informer::{
-    DeletedObject, FakeSource, ResourceEventHandler, SharedInformerFactory, parse_label_selector,
+    DeletedObject, FakeSource, ResourceEventHandler, SharedInformerFactory,
+    parse_label_selector,
 };
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -69,7 +72,9 @@ impl ResourceEventHandler<Pod> for Printer {
 
     fn on_delete(&self, obj: &DeletedObject<Pod>) {
         match obj {
-            DeletedObject::Object(pod) => println!("[{}] DELETE {}", self.name, key(pod)),
+            DeletedObject::Object(pod) => {
+                println!("[{}] DELETE {}", self.name, key(pod))
+            }
             DeletedObject::Tombstone(t) => println!(
                 "[{}] DELETE {} (missed while the watch was down: a tombstone)",
                 self.name, t.key
@@ -80,11 +85,16 @@ impl ResourceEventHandler<Pod> for Printer {
 }
 
 /// Waits until `rx` has received `n` more notifications (bounded).
-async fn wait_for(rx: &mut mpsc::UnboundedReceiver<()>, n: usize) -> Result<(), String> {
+async fn wait_for(
+    rx: &mut mpsc::UnboundedReceiver<()>,
+    n: usize,
+) -> Result<(), String> {
     for _ in 0..n {
         tokio::time::timeout(Duration::from_secs(10), rx.recv())
             .await
-            .map_err(|_| "the demo stalled: a handler did not see what it should".to_string())?;
+            .map_err(|_| {
+                "the demo stalled: a handler did not see what it should".to_string()
+            })?;
     }
     Ok(())
 }
@@ -127,21 +137,24 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     fake.delete(pod("default", "web-1", "web"))?;
     wait_for(&mut seen, 2 * 3).await?;
 
-    println!("-- act 3: the watch expires (410) while db-0 is deleted and web-2 changes unseen");
+    println!(
+        "-- act 3: the watch expires (410) while db-0 is deleted and web-2 changes unseen"
+    );
     fake.push_watch_reply(WatchReply::Fail(Error::from_status(expired_status(
         "too old resource version",
     ))));
     fake.close_watches();
     fake.delete(pod("data", "db-0", "db"))?;
     fake.modify(pod("default", "web-2", "web"))?;
-    // The relist brings web-0 unchanged (a resync, only for syncing handlers), web-2 updated and
-    // db-0's tombstone.
+    // The relist brings web-0 unchanged (a resync, only for syncing handlers), web-2
+    // updated and db-0's tombstone.
     wait_for(&mut seen, 2 * 3).await?;
 
     println!("-- the cache now, through a lister");
     let lister = pods.lister();
     let everything = parse_label_selector("")?;
-    let mut keys: Vec<String> = lister.list(&everything).iter().map(|p| key(p)).collect();
+    let mut keys: Vec<String> =
+        lister.list(&everything).iter().map(|p| key(p)).collect();
     keys.sort();
     println!("   all pods:        {keys:?}");
     let web = parse_label_selector("app in (web, canary)")?;

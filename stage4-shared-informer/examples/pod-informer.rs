@@ -1,14 +1,14 @@
-//! A pod informer against a real API server: a factory over kube-client, two handlers (one
-//! printing every event, one resyncing every 10 s), and a namespaced lister query every few
-//! seconds. Stop it with Ctrl-C.
+//! A pod informer against a real API server: a factory over kube-client, two
+//! handlers (one printing every event, one resyncing every 10 s), and a namespaced
+//! lister query every few seconds. Stop it with Ctrl-C.
 //!
 //! ```text
 //! cargo run -p stage4-shared-informer --example pod-informer                      # kubeconfig
 //! cargo run -p stage4-shared-informer --example pod-informer -- --server http://127.0.0.1:8080
 //! ```
 //!
-//! Options: `--server URL` (plain http, no auth: for stage 5's server), `--namespace NS` for the
-//! lister query (default `default`).
+//! Options: `--server URL` (plain http, no auth: for stage 5's server), `--namespace
+//! NS` for the lister query (default `default`).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -66,8 +66,11 @@ impl ResourceEventHandler<Pod> for PrintEverything {
     }
 }
 
-/// A client for informers: kube's own retry layer off, so 429 and 504 reach the Reflector.
-async fn client(server: Option<String>) -> Result<kube::Client, Box<dyn std::error::Error>> {
+/// A client for informers: kube's own retry layer off, so 429 and 504 reach the
+/// Reflector.
+async fn client(
+    server: Option<String>,
+) -> Result<kube::Client, Box<dyn std::error::Error>> {
     let config = match server {
         Some(url) => kube::Config::new(url.parse()?),
         None => kube::Config::infer().await?,
@@ -89,11 +92,18 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         match arg.as_str() {
             "--server" => server = args.next(),
             "--namespace" => namespace = args.next().unwrap_or(namespace),
-            other => return Err(format!("unknown argument {other:?}; see the file's docs").into()),
+            other => {
+                return Err(format!(
+                    "unknown argument {other:?}; see the file's docs"
+                )
+                .into());
+            }
         }
     }
-    let factory =
-        SharedInformerFactory::new(KubeSource::new(client(server).await?), Duration::ZERO);
+    let factory = SharedInformerFactory::new(
+        KubeSource::new(client(server).await?),
+        Duration::ZERO,
+    );
     let pods = factory.pods();
     pods.informer().add_event_handler(PrintEverything)?;
     pods.informer().add_event_handler_with_resync_period(

@@ -1,5 +1,5 @@
-//! Not part of the API: lets benches and tests drive one processorListener directly, the way
-//! client-go's `BenchmarkListener` does.
+//! Not part of the API: lets benches and tests drive one processorListener directly,
+//! the way client-go's `BenchmarkListener` does.
 
 use std::sync::Arc;
 use std::time::Duration;

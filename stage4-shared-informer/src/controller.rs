@@ -1,7 +1,9 @@
-//! The low-level controller: a Reflector filling a queue, and a loop popping from it.
+//! The low-level controller: a Reflector filling a queue, and a loop popping from
+//! it.
 //!
-//! Mirrors client-go's `tools/cache/controller.go`: `Config`, `New`, `controller.Run`,
-//! `processLoop`, `HasSynced`, `LastSyncResourceVersion`, and `processDeltas`.
+//! Mirrors client-go's `tools/cache/controller.go`: `Config`, `New`,
+//! `controller.Run`, `processLoop`, `HasSynced`, `LastSyncResourceVersion`, and
+//! `processDeltas`.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -19,7 +21,8 @@ use crate::handler::ResourceEventHandler;
 // ANCHOR: informer_queue
 /// The queue an informer runs on: client-go's DeltaFIFO, or the newer RealFIFO.
 pub enum InformerQueue<K> {
-    /// Stage 2's [`DeltaFifo`] with `emit_delta_type_replaced` and the indexer as known objects.
+    /// Stage 2's [`DeltaFifo`] with `emit_delta_type_replaced` and the indexer as
+    /// known objects.
     DeltaFifo(DeltaFifo<K>),
     /// Stage 2's [`RealFifo`] in non-atomic mode, with the indexer as known objects.
     RealFifo(RealFifo<K>),
@@ -63,7 +66,11 @@ impl<K: Send + Sync + 'static> Store<K> for InformerQueue<K> {
     fn get(&self, obj: &K) -> Result<Option<Arc<K>>, StoreError> {
         delegate!(self, q => q.get(obj))
     }
-    fn replace(&self, list: Vec<Arc<K>>, resource_version: &str) -> Result<(), StoreError> {
+    fn replace(
+        &self,
+        list: Vec<Arc<K>>,
+        resource_version: &str,
+    ) -> Result<(), StoreError> {
         delegate!(self, q => q.replace(list, resource_version))
     }
     fn resync(&self) -> Result<(), StoreError> {
@@ -94,8 +101,10 @@ impl<K: Send + Sync + 'static> Queue<K> for InformerQueue<K> {
     }
 }
 
-/// Mirrors client-go's `ProcessFunc`: what the controller does with each popped item.
-pub type ProcessFn<K> = Arc<dyn Fn(Deltas<K>, bool) -> Result<(), BoxError> + Send + Sync>;
+/// Mirrors client-go's `ProcessFunc`: what the controller does with each popped
+/// item.
+pub type ProcessFn<K> =
+    Arc<dyn Fn(Deltas<K>, bool) -> Result<(), BoxError> + Send + Sync>;
 
 // ANCHOR: config
 /// Mirrors client-go's `Config` for a low-level controller.
@@ -140,7 +149,11 @@ where
             .resync_period(config.full_resync_period);
         options.should_resync = config.should_resync;
         options.watch_error_handler = config.watch_error_handler;
-        let reflector = Reflector::new(config.lister_watcher, Arc::clone(&config.queue), options);
+        let reflector = Reflector::new(
+            config.lister_watcher,
+            Arc::clone(&config.queue),
+            options,
+        );
         Self {
             queue: config.queue,
             process: config.process,
@@ -150,8 +163,9 @@ where
     // ANCHOR_END: controller
 
     // ANCHOR: run
-    /// Mirrors `controller.Run`: runs the Reflector and the process loop until `shutdown`, then
-    /// closes the queue so the loop ends, and returns when both have stopped.
+    /// Mirrors `controller.Run`: runs the Reflector and the process loop until
+    /// `shutdown`, then closes the queue so the loop ends, and returns when both
+    /// have stopped.
     pub async fn run(&self, shutdown: CancellationToken) {
         let close_on_shutdown = async {
             shutdown.cancelled().await;
@@ -164,9 +178,9 @@ where
         );
     }
 
-    /// Mirrors `processLoop`: pops until the queue is closed. A process error is logged; the
-    /// item is not retried (client-go's `RetryOnError` is false for informers and requeueing is
-    /// gone since 1.33).
+    /// Mirrors `processLoop`: pops until the queue is closed. A process error is
+    /// logged; the item is not retried (client-go's `RetryOnError` is false for
+    /// informers and requeueing is gone since 1.33).
     async fn process_loop(&self) {
         loop {
             let process = Arc::clone(&self.process);
@@ -174,8 +188,9 @@ where
                 .queue
                 .pop(
                     move |deltas: Deltas<K>, initial: bool| -> Result<(), String> {
-                        // A plain message crosses the await; a boxed `dyn Error` here trips a
-                        // known limitation of rustc's `Send` analysis for async trait methods.
+                        // A plain message crosses the await; a boxed `dyn Error`
+                        // here trips a known limitation of
+                        // rustc's `Send` analysis for async trait methods.
                         process(deltas, initial).map_err(|error| error.to_string())
                     },
                 )
@@ -205,10 +220,10 @@ where
 }
 
 // ANCHOR: process_deltas
-/// Mirrors client-go's `processDeltas`: applies each delta to the indexer, oldest first, then
-/// tells `handler`. `Sync`, `Replaced`, `Added` and `Updated` become an update when the key is
-/// already cached (with the cached object as `old`) and an add otherwise; `Deleted` removes the
-/// key and passes on the object or tombstone.
+/// Mirrors client-go's `processDeltas`: applies each delta to the indexer, oldest
+/// first, then tells `handler`. `Sync`, `Replaced`, `Added` and `Updated` become an
+/// update when the key is already cached (with the cached object as `old`) and an
+/// add otherwise; `Deleted` removes the key and passes on the object or tombstone.
 pub fn process_deltas<K, H>(
     handler: &H,
     indexer: &Cache<K>,
@@ -226,7 +241,10 @@ where
     for delta in deltas {
         match (delta.delta_type, delta.object) {
             (
-                DeltaType::Sync | DeltaType::Replaced | DeltaType::Added | DeltaType::Updated,
+                DeltaType::Sync
+                | DeltaType::Replaced
+                | DeltaType::Added
+                | DeltaType::Updated,
                 DeltaObject::Object(obj),
             ) => match indexer.get(&obj)? {
                 Some(old) => {
@@ -247,7 +265,10 @@ where
                 handler.on_delete(&DeletedObject::Tombstone(tombstone));
             }
             (delta_type, _) => {
-                tracing::warn!(?delta_type, "an informer cannot apply this delta; skipped");
+                tracing::warn!(
+                    ?delta_type,
+                    "an informer cannot apply this delta; skipped"
+                );
             }
         }
     }

@@ -1,13 +1,15 @@
-//! One informer per type, shared by everything in a program: the SharedInformerFactory.
+//! One informer per type, shared by everything in a program: the
+//! SharedInformerFactory.
 //!
-//! Mirrors client-go's `informers/factory.go`: `NewSharedInformerFactoryWithOptions` with
-//! `WithNamespace`, `WithTweakListOptions`, `WithCustomResyncConfig` and `WithTransform`;
-//! `InformerFor`, `Start`, `WaitForCacheSync` and `Shutdown`; and the generated typed accessors
-//! (`factory.Core().V1().Pods()` → [`SharedInformerFactory::pods`]).
+//! Mirrors client-go's `informers/factory.go`: `NewSharedInformerFactoryWithOptions`
+//! with `WithNamespace`, `WithTweakListOptions`, `WithCustomResyncConfig` and
+//! `WithTransform`; `InformerFor`, `Start`, `WaitForCacheSync` and `Shutdown`; and
+//! the generated typed accessors (`factory.Core().V1().Pods()` →
+//! [`SharedInformerFactory::pods`]).
 //!
-//! Where the objects come from is a [`ListerWatcherSource`]: [`KubeSource`] over a kube
-//! `Client` (a real cluster or stage 5's server), or [`FakeSource`] over stage 3's scriptable
-//! fakes (tests and the in-process demo).
+//! Where the objects come from is a [`ListerWatcherSource`]: [`KubeSource`] over a
+//! kube `Client` (a real cluster or stage 5's server), or [`FakeSource`] over stage
+//! 3's scriptable fakes (tests and the in-process demo).
 
 use std::any::{Any, TypeId};
 use std::collections::BTreeMap;
@@ -25,8 +27,8 @@ use parking_lot::Mutex;
 use serde::de::DeserializeOwned;
 use stage2_deltafifo::TransformFunc;
 use stage3_reflector::{
-    Error as ReflectorError, FakeListerWatcher, KubeListerWatcher, ListOptions, ListPage,
-    ListerWatcher, Watch, WatchOptions,
+    Error as ReflectorError, FakeListerWatcher, KubeListerWatcher, ListOptions,
+    ListPage, ListerWatcher, Watch, WatchOptions,
 };
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
@@ -41,12 +43,18 @@ pub trait FactoryResource:
 }
 
 impl<K> FactoryResource for K where
-    K: Resource<DynamicType = ()> + Clone + Debug + DeserializeOwned + Send + Sync + 'static
+    K: Resource<DynamicType = ()>
+        + Clone
+        + Debug
+        + DeserializeOwned
+        + Send
+        + Sync
+        + 'static
 {
 }
 
-/// Mirrors client-go's `TweakListOptionsFunc`: adjusts the options of every list and watch an
-/// informer makes (typically to set a label or field selector).
+/// Mirrors client-go's `TweakListOptionsFunc`: adjusts the options of every list and
+/// watch an informer makes (typically to set a label or field selector).
 pub type TweakListOptions = Arc<dyn Fn(&mut ListOptions) + Send + Sync>;
 
 /// Makes the [`ListerWatcher`] of each type for a factory.
@@ -54,9 +62,12 @@ pub trait ListerWatcherSource: Send + Sync + 'static {
     /// The lister-watcher for objects of type `K`.
     type ListerWatcher<K: FactoryResource>: ListerWatcher<K> + 'static;
 
-    /// A lister-watcher for `K`, limited to `namespace` for namespaced types when one is given.
-    fn lister_watcher<K: FactoryResource>(&self, namespace: Option<&str>)
-    -> Self::ListerWatcher<K>;
+    /// A lister-watcher for `K`, limited to `namespace` for namespaced types when
+    /// one is given.
+    fn lister_watcher<K: FactoryResource>(
+        &self,
+        namespace: Option<&str>,
+    ) -> Self::ListerWatcher<K>;
 }
 
 /// A [`ListerWatcherSource`] over a kube `Client`.
@@ -67,8 +78,8 @@ pub struct KubeSource {
 
 impl KubeSource {
     /// A source that talks to the API server behind `client`. Build the client with
-    /// [`KubeListerWatcher::client`], which turns kube's own retries off so that 429 and 504
-    /// reach the Reflector.
+    /// [`KubeListerWatcher::client`], which turns kube's own retries off so that 429
+    /// and 504 reach the Reflector.
     pub fn new(client: kube::Client) -> Self {
         Self { client }
     }
@@ -77,13 +88,16 @@ impl KubeSource {
 impl ListerWatcherSource for KubeSource {
     type ListerWatcher<K: FactoryResource> = KubeListerWatcher<K>;
 
-    fn lister_watcher<K: FactoryResource>(&self, namespace: Option<&str>) -> KubeListerWatcher<K> {
+    fn lister_watcher<K: FactoryResource>(
+        &self,
+        namespace: Option<&str>,
+    ) -> KubeListerWatcher<K> {
         KubeListerWatcher::for_namespace(self.client.clone(), namespace)
     }
 }
 
-/// A [`ListerWatcherSource`] over stage 3's [`FakeListerWatcher`]s: register one per type with
-/// [`FakeSource::insert`]; a type never registered gets an empty fake.
+/// A [`ListerWatcherSource`] over stage 3's [`FakeListerWatcher`]s: register one per
+/// type with [`FakeSource::insert`]; a type never registered gets an empty fake.
 #[derive(Default, Clone)]
 pub struct FakeSource {
     fakes: Arc<Mutex<HashMap<TypeId, Box<dyn Any + Send + Sync>>>>,
@@ -104,7 +118,10 @@ impl FakeSource {
 impl ListerWatcherSource for FakeSource {
     type ListerWatcher<K: FactoryResource> = FakeListerWatcher<K>;
 
-    fn lister_watcher<K: FactoryResource>(&self, _namespace: Option<&str>) -> FakeListerWatcher<K> {
+    fn lister_watcher<K: FactoryResource>(
+        &self,
+        _namespace: Option<&str>,
+    ) -> FakeListerWatcher<K> {
         let mut fakes = self.fakes.lock();
         let entry = fakes
             .entry(TypeId::of::<K>())
@@ -155,13 +172,18 @@ where
 }
 
 /// The informer type a factory hands out for `K`.
-pub type FactoryInformer<S, K> =
-    SharedIndexInformer<K, TweakedListerWatcher<<S as ListerWatcherSource>::ListerWatcher<K>>>;
+pub type FactoryInformer<S, K> = SharedIndexInformer<
+    K,
+    TweakedListerWatcher<<S as ListerWatcherSource>::ListerWatcher<K>>,
+>;
 
 /// What the factory needs of an informer whatever its type.
 trait AnyInformer: Send + Sync {
     fn has_synced(&self) -> bool;
-    fn run(&self, shutdown: CancellationToken) -> Pin<Box<dyn Future<Output = ()> + Send>>;
+    fn run(
+        &self,
+        shutdown: CancellationToken,
+    ) -> Pin<Box<dyn Future<Output = ()> + Send>>;
     fn as_any(&self) -> &dyn Any;
 }
 
@@ -175,7 +197,10 @@ where
         SharedIndexInformer::has_synced(self)
     }
 
-    fn run(&self, shutdown: CancellationToken) -> Pin<Box<dyn Future<Output = ()> + Send>> {
+    fn run(
+        &self,
+        shutdown: CancellationToken,
+    ) -> Pin<Box<dyn Future<Output = ()> + Send>> {
         let informer = self.clone();
         Box::pin(async move { informer.run(shutdown).await })
     }
@@ -234,8 +259,12 @@ impl<S: ListerWatcherSource> SharedInformerFactoryBuilder<S> {
         self
     }
 
-    /// Mirrors `WithTransform`, per type: rewrites objects of type `K` before they are cached.
-    pub fn transform<K: FactoryResource>(mut self, transform: TransformFunc<K>) -> Self {
+    /// Mirrors `WithTransform`, per type: rewrites objects of type `K` before they
+    /// are cached.
+    pub fn transform<K: FactoryResource>(
+        mut self,
+        transform: TransformFunc<K>,
+    ) -> Self {
         self.factory
             .transforms
             .insert(TypeId::of::<K>(), Box::new(transform));
@@ -249,14 +278,17 @@ impl<S: ListerWatcherSource> SharedInformerFactoryBuilder<S> {
 }
 
 impl<S: ListerWatcherSource> SharedInformerFactory<S> {
-    /// Mirrors `NewSharedInformerFactory`: every informer resyncs every `default_resync` (zero
-    /// for never) and sees all namespaces.
+    /// Mirrors `NewSharedInformerFactory`: every informer resyncs every
+    /// `default_resync` (zero for never) and sees all namespaces.
     pub fn new(source: S, default_resync: Duration) -> Self {
         Self::builder(source, default_resync).build()
     }
 
     /// Mirrors `NewSharedInformerFactoryWithOptions`.
-    pub fn builder(source: S, default_resync: Duration) -> SharedInformerFactoryBuilder<S> {
+    pub fn builder(
+        source: S,
+        default_resync: Duration,
+    ) -> SharedInformerFactoryBuilder<S> {
         SharedInformerFactoryBuilder {
             factory: SharedInformerFactory {
                 source,
@@ -274,8 +306,8 @@ impl<S: ListerWatcherSource> SharedInformerFactory<S> {
     }
 
     // ANCHOR: informer_for
-    /// Mirrors `InformerFor`: the one informer of type `K`, created on first use with the
-    /// `"namespace"` index, the type's resync period and transform.
+    /// Mirrors `InformerFor`: the one informer of type `K`, created on first use
+    /// with the `"namespace"` index, the type's resync period and transform.
     pub fn informer_for<K: FactoryResource>(&self) -> FactoryInformer<S, K> {
         let mut informers = self.informers.lock();
         if let Some(entry) = informers.get(&TypeId::of::<K>())
@@ -295,8 +327,11 @@ impl<S: ListerWatcherSource> SharedInformerFactory<S> {
             inner: self.source.lister_watcher::<K>(self.namespace.as_deref()),
             tweak: self.tweak_list_options.clone(),
         };
-        let informer =
-            SharedIndexInformer::new(lister_watcher, resync, stage1_store::namespace_indexers());
+        let informer = SharedIndexInformer::new(
+            lister_watcher,
+            resync,
+            stage1_store::namespace_indexers(),
+        );
         if let Some(transform) = self
             .transforms
             .get(&TypeId::of::<K>())
@@ -317,8 +352,8 @@ impl<S: ListerWatcherSource> SharedInformerFactory<S> {
     // ANCHOR_END: informer_for
 
     // ANCHOR: lifecycle
-    /// Mirrors `Start`: runs every informer that is not running yet, on the current tokio
-    /// runtime. Call it again after asking for more informers.
+    /// Mirrors `Start`: runs every informer that is not running yet, on the current
+    /// tokio runtime. Call it again after asking for more informers.
     pub fn start(&self) {
         let informers = self.informers.lock();
         let mut started = self.started.lock();
@@ -330,8 +365,9 @@ impl<S: ListerWatcherSource> SharedInformerFactory<S> {
         }
     }
 
-    /// Mirrors `WaitForCacheSync`: waits until every started informer has synced, or until
-    /// `stop` is cancelled, and says for each (by type name) whether it synced.
+    /// Mirrors `WaitForCacheSync`: waits until every started informer has synced, or
+    /// until `stop` is cancelled, and says for each (by type name) whether it
+    /// synced.
     pub async fn wait_for_cache_sync(
         &self,
         stop: &CancellationToken,
@@ -359,8 +395,8 @@ impl<S: ListerWatcherSource> SharedInformerFactory<S> {
             .collect()
     }
 
-    /// Mirrors `Shutdown`: stops every informer and waits until all their tasks have ended.
-    /// Informers cannot be started again afterwards.
+    /// Mirrors `Shutdown`: stops every informer and waits until all their tasks have
+    /// ended. Informers cannot be started again afterwards.
     pub async fn shutdown(&self) {
         self.shutdown.cancel();
         self.tasks.close();
@@ -369,7 +405,8 @@ impl<S: ListerWatcherSource> SharedInformerFactory<S> {
     // ANCHOR_END: lifecycle
 
     // ANCHOR: typed
-    /// A typed informer and lister for `K` (the generated `factory.Group().Version().Kind()`).
+    /// A typed informer and lister for `K` (the generated
+    /// `factory.Group().Version().Kind()`).
     pub fn for_resource<K: FactoryResource>(&self) -> TypedInformer<S, K> {
         TypedInformer {
             informer: self.informer_for::<K>(),
@@ -399,7 +436,8 @@ impl<S: ListerWatcherSource> SharedInformerFactory<S> {
 }
 
 // ANCHOR: typed_informer
-/// Mirrors a generated typed informer such as `PodInformer`: `Informer()` and `Lister()`.
+/// Mirrors a generated typed informer such as `PodInformer`: `Informer()` and
+/// `Lister()`.
 pub struct TypedInformer<S: ListerWatcherSource, K: FactoryResource> {
     informer: FactoryInformer<S, K>,
 }

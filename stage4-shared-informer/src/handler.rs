@@ -1,22 +1,24 @@
 //! What an informer tells you, and how you listen.
 //!
 //! Mirrors client-go's `ResourceEventHandler`, `ResourceEventHandlerFuncs` and
-//! `FilteringResourceEventHandler` (tools/cache/controller.go), and the notification types of
-//! shared_informer.go (`addNotification`, `updateNotification`, `deleteNotification`).
+//! `FilteringResourceEventHandler` (tools/cache/controller.go), and the notification
+//! types of shared_informer.go (`addNotification`, `updateNotification`,
+//! `deleteNotification`).
 
 use std::sync::Arc;
 
 use stage2_deltafifo::DeletedFinalStateUnknown;
 
 // ANCHOR: deleted_object
-/// The object a delete notification carries: the last state seen, or a tombstone when the
-/// deletion was inferred from a relist (client-go passes `DeletedFinalStateUnknown` through the
-/// same `interface{}`).
+/// The object a delete notification carries: the last state seen, or a tombstone
+/// when the deletion was inferred from a relist (client-go passes
+/// `DeletedFinalStateUnknown` through the same `interface{}`).
 #[derive(Debug)]
 pub enum DeletedObject<K> {
     /// The final state of the object, as the watch reported it.
     Object(Arc<K>),
-    /// The deletion was missed while the watch was down; `obj` is the last state this client saw.
+    /// The deletion was missed while the watch was down; `obj` is the last state
+    /// this client saw.
     Tombstone(DeletedFinalStateUnknown<K>),
 }
 // ANCHOR_END: deleted_object
@@ -41,18 +43,21 @@ impl<K> DeletedObject<K> {
 }
 
 // ANCHOR: notification
-/// Mirrors shared_informer.go's `addNotification`, `updateNotification` and `deleteNotification`:
-/// what the processor hands each listener. Cloning is cheap: objects are shared `Arc`s.
+/// Mirrors shared_informer.go's `addNotification`, `updateNotification` and
+/// `deleteNotification`: what the processor hands each listener. Cloning is cheap:
+/// objects are shared `Arc`s.
 #[derive(Debug)]
 pub enum Notification<K> {
     /// An object appeared (or was in the initial list).
     Add {
         /// The object.
         new: Arc<K>,
-        /// Whether it came from the informer's first list (or a late handler's replay).
+        /// Whether it came from the informer's first list (or a late handler's
+        /// replay).
         is_in_initial_list: bool,
     },
-    /// An object changed, or was resynced (then `old` and `new` have the same resourceVersion).
+    /// An object changed, or was resynced (then `old` and `new` have the same
+    /// resourceVersion).
     Update {
         /// The state in the cache before.
         old: Arc<K>,
@@ -87,15 +92,17 @@ impl<K> Clone for Notification<K> {
 }
 
 // ANCHOR: handler_trait
-/// Mirrors client-go's `ResourceEventHandler`: the three callbacks a handler implements. Every
-/// method has an empty default, like a `ResourceEventHandlerFuncs` with nil fields.
+/// Mirrors client-go's `ResourceEventHandler`: the three callbacks a handler
+/// implements. Every method has an empty default, like a `ResourceEventHandlerFuncs`
+/// with nil fields.
 ///
-/// A listener calls its handler serially, from one task: a handler never runs concurrently with
-/// itself. Handlers run on the tokio runtime and should return quickly; hand slow work to a
-/// queue (client-go's workqueue pattern) or `spawn_blocking`. Do not mutate the objects: they are
-/// the informer's cache.
+/// A listener calls its handler serially, from one task: a handler never runs
+/// concurrently with itself. Handlers run on the tokio runtime and should return
+/// quickly; hand slow work to a queue (client-go's workqueue pattern) or
+/// `spawn_blocking`. Do not mutate the objects: they are the informer's cache.
 pub trait ResourceEventHandler<K>: Send + Sync + 'static {
-    /// An object was added. `is_in_initial_list` is true for the objects of the first list.
+    /// An object was added. `is_in_initial_list` is true for the objects of the
+    /// first list.
     fn on_add(&self, obj: &Arc<K>, is_in_initial_list: bool) {
         let _ = (obj, is_in_initial_list);
     }
@@ -148,8 +155,8 @@ type AddFn<K> = Box<dyn Fn(&Arc<K>, bool) + Send + Sync>;
 type UpdateFn<K> = Box<dyn Fn(&Arc<K>, &Arc<K>) + Send + Sync>;
 type DeleteFn<K> = Box<dyn Fn(&DeletedObject<K>) + Send + Sync>;
 
-/// Mirrors client-go's `ResourceEventHandlerFuncs`: a handler made of closures; a missing closure
-/// ignores its notification.
+/// Mirrors client-go's `ResourceEventHandlerFuncs`: a handler made of closures; a
+/// missing closure ignores its notification.
 ///
 /// ```
 /// # use k8s_openapi::api::core::v1::Pod;
@@ -182,27 +189,38 @@ impl<K> ResourceEventHandlerFuncs<K> {
 
     /// Sets the add closure (client-go's `AddFunc`).
     #[must_use]
-    pub fn add_func(mut self, f: impl Fn(&Arc<K>, bool) + Send + Sync + 'static) -> Self {
+    pub fn add_func(
+        mut self,
+        f: impl Fn(&Arc<K>, bool) + Send + Sync + 'static,
+    ) -> Self {
         self.add = Some(Box::new(f));
         self
     }
 
     /// Sets the update closure (client-go's `UpdateFunc`).
     #[must_use]
-    pub fn update_func(mut self, f: impl Fn(&Arc<K>, &Arc<K>) + Send + Sync + 'static) -> Self {
+    pub fn update_func(
+        mut self,
+        f: impl Fn(&Arc<K>, &Arc<K>) + Send + Sync + 'static,
+    ) -> Self {
         self.update = Some(Box::new(f));
         self
     }
 
     /// Sets the delete closure (client-go's `DeleteFunc`).
     #[must_use]
-    pub fn delete_func(mut self, f: impl Fn(&DeletedObject<K>) + Send + Sync + 'static) -> Self {
+    pub fn delete_func(
+        mut self,
+        f: impl Fn(&DeletedObject<K>) + Send + Sync + 'static,
+    ) -> Self {
         self.delete = Some(Box::new(f));
         self
     }
 }
 
-impl<K: Send + Sync + 'static> ResourceEventHandler<K> for ResourceEventHandlerFuncs<K> {
+impl<K: Send + Sync + 'static> ResourceEventHandler<K>
+    for ResourceEventHandlerFuncs<K>
+{
     fn on_add(&self, obj: &Arc<K>, is_in_initial_list: bool) {
         if let Some(f) = &self.add {
             f(obj, is_in_initial_list);
@@ -221,8 +239,9 @@ impl<K: Send + Sync + 'static> ResourceEventHandler<K> for ResourceEventHandlerF
 }
 
 // ANCHOR: filtering
-/// Mirrors client-go's `FilteringResourceEventHandler`: passes on only objects that match the
-/// filter, turning an update that crosses the filter into an add or a delete.
+/// Mirrors client-go's `FilteringResourceEventHandler`: passes on only objects that
+/// match the filter, turning an update that crosses the filter into an add or a
+/// delete.
 pub struct FilteringResourceEventHandler<K, H> {
     filter: Box<dyn Fn(&K) -> bool + Send + Sync>,
     handler: H,
@@ -230,7 +249,10 @@ pub struct FilteringResourceEventHandler<K, H> {
 
 impl<K, H> FilteringResourceEventHandler<K, H> {
     /// Wraps `handler` behind `filter`.
-    pub fn new(filter: impl Fn(&K) -> bool + Send + Sync + 'static, handler: H) -> Self {
+    pub fn new(
+        filter: impl Fn(&K) -> bool + Send + Sync + 'static,
+        handler: H,
+    ) -> Self {
         Self {
             filter: Box::new(filter),
             handler,

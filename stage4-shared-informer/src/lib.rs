@@ -1,9 +1,10 @@
 //! # Stage 4: the shared informer
 //!
-//! One list-and-watch per type, one cache, and any number of handlers: what every Kubernetes
-//! controller is built on. This crate mirrors client-go's `tools/cache/controller.go`,
-//! `shared_informer.go` (with `sharedProcessor` and `processorListener`), `informers/factory.go`
-//! and `listers.go`, as source documents 003 and 004 describe them, on top of stage 1's indexer,
+//! One list-and-watch per type, one cache, and any number of handlers: what every
+//! Kubernetes controller is built on. This crate mirrors client-go's
+//! `tools/cache/controller.go`, `shared_informer.go` (with `sharedProcessor` and
+//! `processorListener`), `informers/factory.go` and `listers.go`, as source
+//! documents 003 and 004 describe them, on top of stage 1's indexer,
 //! stage 2's queues and stage 3's Reflector.
 //!
 //! | client-go (Go) | here (Rust) |
@@ -44,17 +45,17 @@ pub use apimachinery::labels::*;
 pub use controller::{Config, Controller, InformerQueue, ProcessFn, process_deltas};
 pub use factory::{
     FactoryInformer, FactoryResource, FakeSource, KubeSource, ListerWatcherSource,
-    SharedInformerFactory, SharedInformerFactoryBuilder, TweakListOptions, TweakedListerWatcher,
-    TypedInformer,
+    SharedInformerFactory, SharedInformerFactoryBuilder, TweakListOptions,
+    TweakedListerWatcher, TypedInformer,
 };
 pub use handler::{
-    DeletedObject, FilteringResourceEventHandler, Notification, ResourceEventHandler,
-    ResourceEventHandlerFuncs,
+    DeletedObject, FilteringResourceEventHandler, Notification,
+    ResourceEventHandler, ResourceEventHandlerFuncs,
 };
 pub use listener::{INITIAL_BUFFER_SIZE, PANIC_PAUSE};
 pub use listers::*;
 pub use processor::{ListenerStats, determine_resync_period};
 pub use shared_informer::{
-    InformerError, MINIMUM_RESYNC_PERIOD, QueueKind, ResourceEventHandlerRegistration,
-    SharedIndexInformer,
+    InformerError, MINIMUM_RESYNC_PERIOD, QueueKind,
+    ResourceEventHandlerRegistration, SharedIndexInformer,
 };

@@ -1,23 +1,23 @@
 //! One handler's private queue and task: the processorListener.
 //!
-//! Mirrors client-go's `processorListener` (tools/cache/shared_informer.go) with its `add`,
-//! `pop` and `run`, the unbounded ring buffer (`buffer.RingGrowing`), the resync bookkeeping
-//! (`shouldResync`, `determineNextResync`, `setResyncPeriod`), and the per-handler `HasSynced`
-//! of `synctrack.SingleFileTracker`.
+//! Mirrors client-go's `processorListener` (tools/cache/shared_informer.go) with its
+//! `add`, `pop` and `run`, the unbounded ring buffer (`buffer.RingGrowing`), the
+//! resync bookkeeping (`shouldResync`, `determineNextResync`, `setResyncPeriod`),
+//! and the per-handler `HasSynced` of `synctrack.SingleFileTracker`.
 //!
 //! ```text
 //!  distribute ─► add() ─► add channel ─► pop task ─► ring buffer ─► next channel ─► run task ─► handler
 //! ```
 //!
-//! `add` never blocks, so one slow handler cannot hold up the informer or the other handlers:
-//! its notifications pile up in its own ring buffer. The pending count and its high-water mark
-//! show how far behind a handler is.
+//! `add` never blocks, so one slow handler cannot hold up the informer or the other
+//! handlers: its notifications pile up in its own ring buffer. The pending count and
+//! its high-water mark show how far behind a handler is.
 //!
 //! # Recovery
-//! A handler that panics is caught; the notification is skipped and logged, and the listener
-//! goes on after a one-second pause, as client-go does. Unlike client-go (issue 129024), the
-//! per-handler `has_synced` still counts a skipped initial notification as handled, so it can
-//! become true.
+//! A handler that panics is caught; the notification is skipped and logged, and the
+//! listener goes on after a one-second pause, as client-go does. Unlike client-go
+//! (issue 129024), the per-handler `has_synced` still counts a skipped initial
+//! notification as handled, so it can become true.
 
 use std::collections::VecDeque;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -31,7 +31,8 @@ use tokio::time::Instant;
 
 use crate::handler::{Notification, ResourceEventHandler, dispatch};
 
-/// The initial capacity of a listener's ring buffer (client-go's `initialBufferSize`).
+/// The initial capacity of a listener's ring buffer (client-go's
+/// `initialBufferSize`).
 pub const INITIAL_BUFFER_SIZE: usize = 1024;
 
 /// How many notifications travel between the pop and run tasks at once.
@@ -46,8 +47,9 @@ const HIGH_WATER_THRESHOLDS: [usize; 4] = [1_000, 10_000, 100_000, 1_000_000];
 static NEXT_LISTENER_ID: AtomicU64 = AtomicU64::new(1);
 
 // ANCHOR: sync_tracker
-/// Mirrors client-go's `synctrack.SingleFileTracker`: a handler has synced when its informer has
-/// synced and every initial-list notification queued for it has been handled.
+/// Mirrors client-go's `synctrack.SingleFileTracker`: a handler has synced when its
+/// informer has synced and every initial-list notification queued for it has been
+/// handled.
 pub(crate) struct SyncTracker {
     /// Initial-list notifications queued but not handled yet.
     pending_initial: AtomicI64,
@@ -56,7 +58,9 @@ pub(crate) struct SyncTracker {
 }
 
 impl SyncTracker {
-    pub(crate) fn new(upstream_has_synced: Box<dyn Fn() -> bool + Send + Sync>) -> Self {
+    pub(crate) fn new(
+        upstream_has_synced: Box<dyn Fn() -> bool + Send + Sync>,
+    ) -> Self {
         Self {
             pending_initial: AtomicI64::new(0),
             upstream_has_synced,
@@ -68,16 +72,20 @@ impl SyncTracker {
         self.pending_initial.fetch_add(1, Ordering::SeqCst);
     }
 
-    /// An initial-list notification was handled (or skipped because its handler panicked).
+    /// An initial-list notification was handled (or skipped because its handler
+    /// panicked).
     fn finished(&self) {
         if self.pending_initial.fetch_sub(1, Ordering::SeqCst) <= 0 {
-            tracing::error!("sync tracker finished more initial notifications than it started");
+            tracing::error!(
+                "sync tracker finished more initial notifications than it started"
+            );
         }
     }
 
     /// Whether the informer has synced and nothing initial is left for this handler.
     pub(crate) fn has_synced(&self) -> bool {
-        (self.upstream_has_synced)() && self.pending_initial.load(Ordering::SeqCst) == 0
+        (self.upstream_has_synced)()
+            && self.pending_initial.load(Ordering::SeqCst) == 0
     }
 }
 // ANCHOR_END: sync_tracker
@@ -91,12 +99,13 @@ struct ResyncState {
 }
 
 // ANCHOR: struct
-/// Mirrors client-go's `processorListener`: relays notifications from the processor to one
-/// handler through its own unbounded buffer and task.
+/// Mirrors client-go's `processorListener`: relays notifications from the processor
+/// to one handler through its own unbounded buffer and task.
 pub(crate) struct ProcessorListener<K> {
     pub(crate) id: u64,
     handler: Arc<dyn ResourceEventHandler<K>>,
-    /// The sending half of the add channel (client-go's `addCh`); `None` once closed.
+    /// The sending half of the add channel (client-go's `addCh`); `None` once
+    /// closed.
     add_tx: Mutex<Option<mpsc::UnboundedSender<Notification<K>>>>,
     /// The receiving half, taken by the pop task when the listener starts.
     add_rx: Mutex<Option<mpsc::UnboundedReceiver<Notification<K>>>>,
@@ -108,11 +117,12 @@ pub(crate) struct ProcessorListener<K> {
     /// The resync period the handler asked for (after the 1 s minimum).
     pub(crate) requested_resync_period: Duration,
     resync: Mutex<ResyncState>,
-    /// Set once both tasks have stopped (or the listener was removed before it ever started).
+    /// Set once both tasks have stopped (or the listener was removed before it ever
+    /// started).
     stopped: watch::Sender<bool>,
     started: AtomicBool,
-    /// Set by `close`: the run task hands nothing more to the handler, not even what is already
-    /// in flight between the tasks.
+    /// Set by `close`: the run task hands nothing more to the handler, not even
+    /// what is already in flight between the tasks.
     closed: AtomicBool,
 }
 // ANCHOR_END: struct
@@ -147,8 +157,8 @@ impl<K: Send + Sync + 'static> ProcessorListener<K> {
     }
 
     // ANCHOR: add
-    /// Mirrors `processorListener.add`: queues a notification without ever blocking. After the
-    /// listener was closed it is dropped.
+    /// Mirrors `processorListener.add`: queues a notification without ever blocking.
+    /// After the listener was closed it is dropped.
     pub(crate) fn add(&self, notification: Notification<K>) {
         let initial = matches!(
             notification,
@@ -165,7 +175,8 @@ impl<K: Send + Sync + 'static> ProcessorListener<K> {
             self.sync_tracker.start();
         }
         let pending = self.pending.fetch_add(1, Ordering::Relaxed) + 1;
-        // Read first: a contended read-modify-write on every add costs more than the rare raise.
+        // Read first: a contended read-modify-write on every add costs more than the
+        // rare raise.
         let mut previous_high = self.high_water.load(Ordering::Relaxed);
         if pending > previous_high {
             previous_high = self.high_water.fetch_max(pending, Ordering::Relaxed);
@@ -190,8 +201,8 @@ impl<K: Send + Sync + 'static> ProcessorListener<K> {
     // ANCHOR_END: add
 
     // ANCHOR: start
-    /// Closes the add channel (client-go's `close(p.addCh)`): the pop task stops, then the run
-    /// task. Idempotent.
+    /// Closes the add channel (client-go's `close(p.addCh)`): the pop task stops,
+    /// then the run task. Idempotent.
     pub(crate) fn close(&self) {
         self.closed.store(true, Ordering::SeqCst);
         self.add_tx.lock().take();
@@ -200,16 +211,18 @@ impl<K: Send + Sync + 'static> ProcessorListener<K> {
         }
     }
 
-    /// Starts the pop and run tasks on `tracker`. Does nothing if they were started already.
+    /// Starts the pop and run tasks on `tracker`. Does nothing if they were started
+    /// already.
     pub(crate) fn start(self: &Arc<Self>, tracker: &tokio_util::task::TaskTracker) {
         let Some(add_rx) = self.add_rx.lock().take() else {
             return;
         };
         self.started.store(true, Ordering::SeqCst);
-        // client-go's nextCh is unbuffered. Here it holds a batch, so the pop and run tasks do
-        // not wake each other for every single notification (measured: about 900 ns per
-        // notification with one slot, under 400 with a batch); the ring buffer still takes
-        // whatever does not fit, so `add` never blocks.
+        // client-go's nextCh is unbuffered. Here it holds a batch, so the pop and
+        // run tasks do not wake each other for every single notification
+        // (measured: about 900 ns per notification with one slot, under 400
+        // with a batch); the ring buffer still takes whatever does not fit,
+        // so `add` never blocks.
         let (next_tx, next_rx) = mpsc::channel(NEXT_CHANNEL_CAPACITY);
         tracker.spawn(pop(add_rx, next_tx));
         tracker.spawn(Arc::clone(self).run(next_rx));
@@ -217,9 +230,9 @@ impl<K: Send + Sync + 'static> ProcessorListener<K> {
     // ANCHOR_END: start
 
     // ANCHOR: run
-    /// Mirrors `processorListener.run`: calls the handler for each notification, in order, one at
-    /// a time. A panicking handler is caught: the notification is skipped and the listener pauses
-    /// for [`PANIC_PAUSE`] before going on.
+    /// Mirrors `processorListener.run`: calls the handler for each notification, in
+    /// order, one at a time. A panicking handler is caught: the notification is
+    /// skipped and the listener pauses for [`PANIC_PAUSE`] before going on.
     async fn run(self: Arc<Self>, mut next_rx: mpsc::Receiver<Notification<K>>) {
         while let Some(notification) = next_rx.recv().await {
             if self.closed.load(Ordering::SeqCst) {
@@ -237,7 +250,8 @@ impl<K: Send + Sync + 'static> ProcessorListener<K> {
             }));
             self.pending.fetch_sub(1, Ordering::Relaxed);
             if initial {
-                // Even when the handler panicked: otherwise has_synced could never become true.
+                // Even when the handler panicked: otherwise has_synced could never
+                // become true.
                 self.sync_tracker.finished();
             }
             if let Err(panic) = outcome {
@@ -299,16 +313,19 @@ impl<K: Send + Sync + 'static> ProcessorListener<K> {
 }
 
 // ANCHOR: pop
-/// Mirrors `processorListener.pop`: moves notifications from the add channel to the run task,
-/// keeping what the run task has not taken yet in an unbounded ring buffer.
+/// Mirrors `processorListener.pop`: moves notifications from the add channel to the
+/// run task, keeping what the run task has not taken yet in an unbounded ring
+/// buffer.
 ///
-/// client-go disables the send case of its `select` by setting the channel to nil when there is
-/// nothing to send; here the `if` guard of the `select!` branch does the same.
+/// client-go disables the send case of its `select` by setting the channel to nil
+/// when there is nothing to send; here the `if` guard of the `select!` branch does
+/// the same.
 async fn pop<K>(
     mut add_rx: mpsc::UnboundedReceiver<Notification<K>>,
     next_tx: mpsc::Sender<Notification<K>>,
 ) {
-    let mut ring: VecDeque<Notification<K>> = VecDeque::with_capacity(INITIAL_BUFFER_SIZE);
+    let mut ring: VecDeque<Notification<K>> =
+        VecDeque::with_capacity(INITIAL_BUFFER_SIZE);
     let mut next: Option<Notification<K>> = None;
     loop {
         tokio::select! {

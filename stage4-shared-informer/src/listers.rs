@@ -1,13 +1,14 @@
 //! Listers: typed, read-only views of an informer's indexer.
 //!
-//! Mirrors client-go's [`tools/cache/listers.go`] (`ListAll`, `ListAllByNamespace`) and the typed
-//! listers that `lister-gen` writes for every API type (`PodLister`, `PodNamespaceLister`,
-//! `NodeLister`, …), which today are thin wrappers around the generic `ResourceIndexer[T]` of
-//! [`listers/generic_helpers.go`].
+//! Mirrors client-go's [`tools/cache/listers.go`] (`ListAll`, `ListAllByNamespace`)
+//! and the typed listers that `lister-gen` writes for every API type (`PodLister`,
+//! `PodNamespaceLister`, `NodeLister`, …), which today are thin wrappers around the
+//! generic `ResourceIndexer[T]` of [`listers/generic_helpers.go`].
 //!
-//! A controller never asks the apiserver "which pods are in `default`?"; it asks its lister, which
-//! answers from the informer's local cache (stage 1's [`Indexer`]) without a network call. Answers
-//! are shared `Arc`s, never copies: treat them as read-only, as client-go asks you to.
+//! A controller never asks the apiserver "which pods are in `default`?"; it asks its
+//! lister, which answers from the informer's local cache (stage 1's [`Indexer`])
+//! without a network call. Answers are shared `Arc`s, never copies: treat them as
+//! read-only, as client-go asks you to.
 //!
 //! | client-go (Go) | here (Rust) |
 //! |---|---|
@@ -18,9 +19,10 @@
 //! | `NodeLister.Get(name)` | [`Lister::get`] |
 //! | `errors.NewNotFound(resource, name)` | [`ListerError::NotFound`] |
 //!
-//! As in the generated listers, the scope of the type decides the shape: only namespaced types
-//! have [`Lister::namespaced`], and only cluster-scoped types have [`Lister::get`] (a pod's key is
-//! `namespace/name`, so a get by bare name could never find one).
+//! As in the generated listers, the scope of the type decides the shape: only
+//! namespaced types have [`Lister::namespaced`], and only cluster-scoped types have
+//! [`Lister::get`] (a pod's key is `namespace/name`, so a get by bare name could
+//! never find one).
 //!
 //! [`tools/cache/listers.go`]: https://github.com/kubernetes/client-go/blob/v0.34.0/tools/cache/listers.go
 //! [`listers/generic_helpers.go`]: https://github.com/kubernetes/client-go/blob/v0.34.0/listers/generic_helpers.go
@@ -35,15 +37,17 @@ use stage1_store::{Indexer, NAMESPACE_INDEX};
 use apimachinery::labels::matches_labels;
 
 // ANCHOR: lister_error
-/// Mirrors the apiserver errors a client-go lister returns (`k8s.io/apimachinery/pkg/api/errors`).
+/// Mirrors the apiserver errors a client-go lister returns
+/// (`k8s.io/apimachinery/pkg/api/errors`).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ListerError {
     /// Mirrors `errors.NewNotFound`: no object with this name is in the cache.
     ///
-    /// The message is the apiserver's, `pods "web-0" not found`: the qualified resource (the
-    /// plural, followed by `.group` outside the core group: `deployments.apps`) and the name
-    /// alone, without the namespace. In a controller this usually means the object was deleted
-    /// (or the informer has not synced yet); it is not a failure of the cache.
+    /// The message is the apiserver's, `pods "web-0" not found`: the qualified
+    /// resource (the plural, followed by `.group` outside the core group:
+    /// `deployments.apps`) and the name alone, without the namespace. In a
+    /// controller this usually means the object was deleted (or the informer has
+    /// not synced yet); it is not a failure of the cache.
     #[error("{resource} \"{name}\" not found")]
     NotFound {
         /// The qualified resource: `pods`, `nodes`, `deployments.apps`.
@@ -73,16 +77,16 @@ impl ListerError {
         }
     }
 
-    /// The HTTP status code the apiserver answers with (`metav1.Status.Code`): 404 for
-    /// [`ListerError::NotFound`].
+    /// The HTTP status code the apiserver answers with (`metav1.Status.Code`): 404
+    /// for [`ListerError::NotFound`].
     pub fn code(&self) -> u16 {
         match self {
             Self::NotFound { .. } => 404,
         }
     }
 
-    /// The machine-readable reason (`metav1.Status.Reason`, a `metav1.StatusReason`):
-    /// `"NotFound"` for [`ListerError::NotFound`].
+    /// The machine-readable reason (`metav1.Status.Reason`, a
+    /// `metav1.StatusReason`): `"NotFound"` for [`ListerError::NotFound`].
     pub fn reason(&self) -> &'static str {
         match self {
             Self::NotFound { .. } => "NotFound",
@@ -96,8 +100,9 @@ impl ListerError {
 }
 
 // ANCHOR: lister
-/// Mirrors a generated lister such as `PodLister` or `NodeLister` (client-go's generic
-/// `listers.ResourceIndexer[T]`): typed reads from an informer's indexer, across all namespaces.
+/// Mirrors a generated lister such as `PodLister` or `NodeLister` (client-go's
+/// generic `listers.ResourceIndexer[T]`): typed reads from an informer's indexer,
+/// across all namespaces.
 ///
 /// Cloning is cheap: clones share the indexer.
 pub struct Lister<K> {
@@ -125,24 +130,26 @@ impl<K> Lister<K>
 where
     K: Resource<DynamicType = ()> + Send + Sync + 'static,
 {
-    /// Mirrors a generated `NewPodLister(indexer)`: a lister over an informer's indexer.
+    /// Mirrors a generated `NewPodLister(indexer)`: a lister over an informer's
+    /// indexer.
     pub fn new(indexer: Arc<dyn Indexer<K>>) -> Self {
         Self { indexer }
     }
 
     // ANCHOR: list_all
-    /// Mirrors client-go's `cache.ListAll` (and a generated `PodLister.List`): every object in
-    /// every namespace whose labels match `selector`.
+    /// Mirrors client-go's `cache.ListAll` (and a generated `PodLister.List`): every
+    /// object in every namespace whose labels match `selector`.
     ///
-    /// An empty selector (`Selector::default()`, or `parse_label_selector("")`) returns
-    /// everything without looking at labels. The order is unspecified. Memory: one `Arc` per
-    /// object; nothing is deep copied.
+    /// An empty selector (`Selector::default()`, or `parse_label_selector("")`)
+    /// returns everything without looking at labels. The order is unspecified.
+    /// Memory: one `Arc` per object; nothing is deep copied.
     pub fn list(&self, selector: &Selector) -> Vec<Arc<K>> {
         filter_by_labels(self.indexer.list(), selector)
     }
     // ANCHOR_END: list_all
 
-    /// Mirrors a generated `PodLister.Pods(namespace)`: a lister restricted to one namespace.
+    /// Mirrors a generated `PodLister.Pods(namespace)`: a lister restricted to one
+    /// namespace.
     ///
     /// Only namespaced types have it. As in client-go, the empty namespace
     /// (`metav1.NamespaceAll`) means every namespace.
@@ -171,11 +178,12 @@ where
         }
     }
 
-    /// Mirrors a generated cluster-scoped `NodeLister.Get(name)`: the object stored under the key
-    /// `name`.
+    /// Mirrors a generated cluster-scoped `NodeLister.Get(name)`: the object stored
+    /// under the key `name`.
     ///
     /// Only cluster-scoped types have it; for namespaced types use
-    /// `lister.namespaced(ns).get(name)`. Asking a pod lister for a bare name does not compile:
+    /// `lister.namespaced(ns).get(name)`. Asking a pod lister for a bare name does
+    /// not compile:
     ///
     /// ```compile_fail
     /// # use std::sync::Arc;
@@ -197,8 +205,8 @@ where
 }
 
 // ANCHOR: namespace_lister
-/// Mirrors a generated namespace lister such as `PodNamespaceLister`: typed reads from an
-/// informer's indexer within one namespace.
+/// Mirrors a generated namespace lister such as `PodNamespaceLister`: typed reads
+/// from an informer's indexer within one namespace.
 pub struct NamespaceLister<K> {
     indexer: Arc<dyn Indexer<K>>,
     namespace: String,
@@ -233,18 +241,22 @@ where
     }
 
     // ANCHOR: list_all_by_namespace
-    /// Mirrors client-go's `cache.ListAllByNamespace` (and a generated `PodNamespaceLister.List`):
-    /// the objects in this namespace whose labels match `selector`.
+    /// Mirrors client-go's `cache.ListAllByNamespace` (and a generated
+    /// `PodNamespaceLister.List`): the objects in this namespace whose labels
+    /// match `selector`.
     ///
-    /// It reads the `"namespace"` index ([`NAMESPACE_INDEX`]), so the cost is the size of the
-    /// namespace, not of the cache. The empty namespace means every namespace, as in client-go.
+    /// It reads the `"namespace"` index ([`NAMESPACE_INDEX`]), so the cost is the
+    /// size of the namespace, not of the cache. The empty namespace means every
+    /// namespace, as in client-go.
     ///
     /// # Recovery
-    /// If the indexer cannot answer from that index (it was built without it, so `by_index`
-    /// returns `StoreError::IndexNotFound`), this falls back to scanning every object and keeping
-    /// those in the namespace, as client-go does after logging "can not retrieve list of objects
-    /// using index". The answer is the same; only the cost grows to the size of the whole cache.
-    /// Register the index (`namespace_indexers()`, or `Cache::for_resources`) to avoid it.
+    /// If the indexer cannot answer from that index (it was built without it, so
+    /// `by_index` returns `StoreError::IndexNotFound`), this falls back to
+    /// scanning every object and keeping those in the namespace, as client-go
+    /// does after logging "can not retrieve list of objects using index". The
+    /// answer is the same; only the cost grows to the size of the whole cache.
+    /// Register the index (`namespace_indexers()`, or `Cache::for_resources`) to
+    /// avoid it.
     pub fn list(&self, selector: &Selector) -> Vec<Arc<K>> {
         if self.namespace.is_empty() {
             return filter_by_labels(self.indexer.list(), selector);
@@ -254,18 +266,21 @@ where
             // client-go ignores whatever error the index returned and scans instead.
             Err(_) => {
                 let mut items = self.indexer.list();
-                items.retain(|obj| obj.meta().namespace.as_deref() == Some(&*self.namespace));
+                items.retain(|obj| {
+                    obj.meta().namespace.as_deref() == Some(&*self.namespace)
+                });
                 filter_by_labels(items, selector)
             }
         }
     }
     // ANCHOR_END: list_all_by_namespace
 
-    /// Mirrors a generated `PodNamespaceLister.Get(name)`: the object stored under the key
-    /// `namespace/name`.
+    /// Mirrors a generated `PodNamespaceLister.Get(name)`: the object stored under
+    /// the key `namespace/name`.
     ///
-    /// A missing object is [`ListerError::NotFound`], whose message names the object without its
-    /// namespace (`pods "web-0" not found`), as the apiserver's does.
+    /// A missing object is [`ListerError::NotFound`], whose message names the object
+    /// without its namespace (`pods "web-0" not found`), as the apiserver's
+    /// does.
     pub fn get(&self, name: &str) -> Result<Arc<K>, ListerError> {
         let key = if self.namespace.is_empty() {
             name.to_string()
@@ -278,9 +293,12 @@ where
     }
 }
 
-/// Keeps the objects whose labels match `selector`; an empty selector keeps everything without
-/// looking (client-go's `selectAll` shortcut).
-fn filter_by_labels<K: Resource>(mut items: Vec<Arc<K>>, selector: &Selector) -> Vec<Arc<K>> {
+/// Keeps the objects whose labels match `selector`; an empty selector keeps
+/// everything without looking (client-go's `selectAll` shortcut).
+fn filter_by_labels<K: Resource>(
+    mut items: Vec<Arc<K>>,
+    selector: &Selector,
+) -> Vec<Arc<K>> {
     if !selector.selects_all() {
         items.retain(|obj| matches_labels(selector, obj.meta().labels.as_ref()));
     }

@@ -1,13 +1,15 @@
 //! The fan-out from one informer to many handlers: the sharedProcessor.
 //!
-//! Mirrors client-go's `sharedProcessor` (tools/cache/shared_informer.go): `addListener`,
-//! `removeListener`, `distribute`, `run`, `shouldResync` and `resyncCheckPeriodChanged`, with
-//! the listeners kept, as upstream does now, in a map from listener to "is syncing".
+//! Mirrors client-go's `sharedProcessor` (tools/cache/shared_informer.go):
+//! `addListener`, `removeListener`, `distribute`, `run`, `shouldResync` and
+//! `resyncCheckPeriodChanged`, with the listeners kept, as upstream does now, in a
+//! map from listener to "is syncing".
 //!
 //! # Locking
-//! One `parking_lot::RwLock` over the listener map. `distribute` takes it for reading; adding,
-//! removing and the resync bookkeeping take it for writing. `distribute` never blocks (a
-//! listener's `add` only queues), so the lock is never held across an await.
+//! One `parking_lot::RwLock` over the listener map. `distribute` takes it for
+//! reading; adding, removing and the resync bookkeeping take it for writing.
+//! `distribute` never blocks (a listener's `add` only queues), so the lock is never
+//! held across an await.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -28,10 +30,12 @@ pub(crate) struct SharedProcessor<K> {
 }
 
 struct ProcessorState<K> {
-    /// listener id → (listener, whether it is syncing now). Every listener starts syncing, so it
-    /// receives the informer's first list even when that list arrives as `Sync`/`Replaced`.
+    /// listener id → (listener, whether it is syncing now). Every listener starts
+    /// syncing, so it receives the informer's first list even when that list
+    /// arrives as `Sync`/`Replaced`.
     listeners: HashMap<u64, (Arc<ProcessorListener<K>>, bool)>,
-    /// Whether `run` has started the listeners' tasks (client-go's `listenersStarted`).
+    /// Whether `run` has started the listeners' tasks (client-go's
+    /// `listenersStarted`).
     started: bool,
     /// Whether `run` has finished: nothing can be added any more.
     stopped: bool,
@@ -51,9 +55,9 @@ impl<K: Send + Sync + 'static> SharedProcessor<K> {
     }
 
     // ANCHOR: add_listener
-    /// Mirrors `sharedProcessor.addListener`: registers the listener as syncing, and starts it at
-    /// once if the processor is running. Returns false (and closes the listener) after `run` has
-    /// ended.
+    /// Mirrors `sharedProcessor.addListener`: registers the listener as syncing, and
+    /// starts it at once if the processor is running. Returns false (and closes
+    /// the listener) after `run` has ended.
     pub(crate) fn add_listener(&self, listener: Arc<ProcessorListener<K>>) -> bool {
         let mut state = self.state.write();
         if state.stopped {
@@ -67,8 +71,8 @@ impl<K: Send + Sync + 'static> SharedProcessor<K> {
         true
     }
 
-    /// Mirrors `sharedProcessor.removeListener`: forgets the listener and closes it. Removing an
-    /// unknown or already removed listener is a no-op.
+    /// Mirrors `sharedProcessor.removeListener`: forgets the listener and closes it.
+    /// Removing an unknown or already removed listener is a no-op.
     pub(crate) fn remove_listener(&self, id: u64) {
         let removed = self.state.write().listeners.remove(&id);
         if let Some((listener, _)) = removed {
@@ -78,8 +82,8 @@ impl<K: Send + Sync + 'static> SharedProcessor<K> {
     // ANCHOR_END: add_listener
 
     // ANCHOR: distribute
-    /// Mirrors `sharedProcessor.distribute`: a sync notification goes to the listeners that are
-    /// syncing now, any other to every listener.
+    /// Mirrors `sharedProcessor.distribute`: a sync notification goes to the
+    /// listeners that are syncing now, any other to every listener.
     pub(crate) fn distribute(&self, notification: &Notification<K>, sync: bool) {
         // ANCHOR: ex4-distribute
         let state = self.state.read();
@@ -93,8 +97,8 @@ impl<K: Send + Sync + 'static> SharedProcessor<K> {
     // ANCHOR_END: distribute
 
     // ANCHOR: run
-    /// Mirrors `sharedProcessor.run`: starts every listener, waits for `shutdown`, then closes
-    /// them all and waits until every listener task has ended.
+    /// Mirrors `sharedProcessor.run`: starts every listener, waits for `shutdown`,
+    /// then closes them all and waits until every listener task has ended.
     pub(crate) async fn run(&self, shutdown: CancellationToken) {
         {
             let mut state = self.state.write();
@@ -118,8 +122,9 @@ impl<K: Send + Sync + 'static> SharedProcessor<K> {
     // ANCHOR_END: run
 
     // ANCHOR: should_resync
-    /// Mirrors `sharedProcessor.shouldResync`: marks each listener syncing or not for the coming
-    /// resync, schedules the next resync of those that are, and says whether any is.
+    /// Mirrors `sharedProcessor.shouldResync`: marks each listener syncing or not
+    /// for the coming resync, schedules the next resync of those that are, and
+    /// says whether any is.
     pub(crate) fn should_resync(&self) -> bool {
         // ANCHOR: ex4-should-resync
         let now = tokio::time::Instant::now();
@@ -136,8 +141,8 @@ impl<K: Send + Sync + 'static> SharedProcessor<K> {
         // ANCHOR_END: ex4-should-resync
     }
 
-    /// Mirrors `sharedProcessor.resyncCheckPeriodChanged`: re-derives every listener's period
-    /// from what it asked for and the new check period.
+    /// Mirrors `sharedProcessor.resyncCheckPeriodChanged`: re-derives every
+    /// listener's period from what it asked for and the new check period.
     pub(crate) fn resync_check_period_changed(&self, resync_check_period: Duration) {
         let state = self.state.read();
         for (listener, _) in state.listeners.values() {
@@ -185,14 +190,15 @@ pub struct ListenerStats {
     pub resync_period: Duration,
     /// Whether the listener takes part in the current resync.
     pub is_syncing: bool,
-    /// Whether its next resync is due now (it will sync at the informer's next check).
+    /// Whether its next resync is due now (it will sync at the informer's next
+    /// check).
     pub resync_due: bool,
 }
 
 // ANCHOR: determine_resync_period
-/// Mirrors client-go's `determineResyncPeriod`: a listener's period given what it asked for and
-/// the informer's check period. No resync asked → 0; an informer that never resyncs → 0; a
-/// period below the check period is raised to it.
+/// Mirrors client-go's `determineResyncPeriod`: a listener's period given what it
+/// asked for and the informer's check period. No resync asked → 0; an informer that
+/// never resyncs → 0; a period below the check period is raised to it.
 pub fn determine_resync_period(desired: Duration, check: Duration) -> Duration {
     // ANCHOR: ex4-resync-period
     if desired.is_zero() {

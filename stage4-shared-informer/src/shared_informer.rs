@@ -1,16 +1,18 @@
 //! The shared informer: one list-and-watch per type, one cache, many handlers.
 //!
-//! Mirrors client-go's `sharedIndexInformer` (tools/cache/shared_informer.go) as source
-//! documents 003 and 004 describe it: `NewSharedIndexInformer`, `AddEventHandler(WithResyncPeriod)`,
-//! `RemoveEventHandler`, `Run`, `HandleDeltas`, `OnAdd`/`OnUpdate`/`OnDelete`, `HasSynced`,
-//! `LastSyncResourceVersion`, `SetTransform`, `SetWatchErrorHandler`, `AddIndexers`,
-//! `GetStore`/`GetIndexer` and `IsStopped`.
+//! Mirrors client-go's `sharedIndexInformer` (tools/cache/shared_informer.go) as
+//! source documents 003 and 004 describe it: `NewSharedIndexInformer`,
+//! `AddEventHandler(WithResyncPeriod)`, `RemoveEventHandler`, `Run`, `HandleDeltas`,
+//! `OnAdd`/`OnUpdate`/`OnDelete`, `HasSynced`, `LastSyncResourceVersion`,
+//! `SetTransform`, `SetWatchErrorHandler`, `AddIndexers`, `GetStore`/`GetIndexer`
+//! and `IsStopped`.
 //!
 //! # Locking
 //! Three locks, always taken in this order: the informer's state lock (client-go's
-//! `startedLock`), the `block_deltas` lock, then the processor's listener lock. `handle_deltas`
-//! runs under the queue's lock (it is the queue's process function), so the full order while
-//! events flow is queue → block_deltas → indexer → processor.
+//! `startedLock`), the `block_deltas` lock, then the processor's listener lock.
+//! `handle_deltas` runs under the queue's lock (it is the queue's process function),
+//! so the full order while events flow is queue → block_deltas → indexer →
+//! processor.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -18,7 +20,8 @@ use std::time::Duration;
 use kube::Resource;
 use parking_lot::Mutex;
 use stage1_store::{
-    BoxError, Cache, Indexer, Indexers, KeyFunc, Store, StoreError, meta_namespace_key_func,
+    BoxError, Cache, Indexer, Indexers, KeyFunc, Store, StoreError,
+    meta_namespace_key_func,
 };
 use stage2_deltafifo::{
     DeltaFifo, DeltaFifoOptions, Deltas, RealFifo, RealFifoOptions, TransformFunc,
@@ -34,18 +37,20 @@ use crate::handler::{DeletedObject, Notification, ResourceEventHandler};
 use crate::listener::{ProcessorListener, SyncTracker};
 use crate::processor::{ListenerStats, SharedProcessor, determine_resync_period};
 
-/// Mirrors client-go's `minimumResyncPeriod`: resync periods above zero are at least this.
+/// Mirrors client-go's `minimumResyncPeriod`: resync periods above zero are at least
+/// this.
 pub const MINIMUM_RESYNC_PERIOD: Duration = Duration::from_secs(1);
 
 // ANCHOR: queue_kind
 /// Which queue an informer runs on.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum QueueKind {
-    /// Stage 2's DeltaFIFO with `EmitDeltaTypeReplaced` (what source document 004 describes).
+    /// Stage 2's DeltaFIFO with `EmitDeltaTypeReplaced` (what source document 004
+    /// describes).
     #[default]
     DeltaFifo,
-    /// Stage 2's RealFIFO (non-atomic), which became client-go's default informer queue over
-    /// 1.33–1.36.
+    /// Stage 2's RealFIFO (non-atomic), which became client-go's default informer
+    /// queue over 1.33–1.36.
     RealFifo,
 }
 // ANCHOR_END: queue_kind
@@ -54,7 +59,9 @@ pub enum QueueKind {
 #[derive(Debug, thiserror::Error)]
 pub enum InformerError {
     /// The informer has stopped; no handler can be added any more.
-    #[error("handler was not added to shared informer because it has stopped already")]
+    #[error(
+        "handler was not added to shared informer because it has stopped already"
+    )]
     Stopped,
     /// A setting that only takes effect before `run` was changed after it.
     #[error("informer has already started: {what} must be set before run")]
@@ -68,8 +75,9 @@ pub enum InformerError {
 }
 
 // ANCHOR: registration
-/// Mirrors client-go's `ResourceEventHandlerRegistration`: the handle `add_event_handler`
-/// returns. Keep it to ask whether this handler has synced, or to remove it.
+/// Mirrors client-go's `ResourceEventHandlerRegistration`: the handle
+/// `add_event_handler` returns. Keep it to ask whether this handler has synced, or
+/// to remove it.
 #[derive(Clone)]
 pub struct ResourceEventHandlerRegistration {
     id: u64,
@@ -89,9 +97,9 @@ impl std::fmt::Debug for ResourceEventHandlerRegistration {
 
 // ANCHOR: registration_impl
 impl ResourceEventHandlerRegistration {
-    /// Mirrors the registration's `HasSynced`: the informer has synced *and* this handler has
-    /// handled every initial-list notification queued for it (including the replay a late
-    /// handler gets).
+    /// Mirrors the registration's `HasSynced`: the informer has synced *and* this
+    /// handler has handled every initial-list notification queued for it
+    /// (including the replay a late handler gets).
     pub fn has_synced(&self) -> bool {
         self.sync_tracker.has_synced()
     }
@@ -137,8 +145,8 @@ struct Inner<K, L> {
     processor: SharedProcessor<K>,
     default_event_handler_resync_period: Duration,
     state: Mutex<InformerState<K, L>>,
-    /// Held while deltas are applied and while a handler joins or leaves, so a late handler's
-    /// replay and the live notifications never interleave.
+    /// Held while deltas are applied and while a handler joins or leaves, so a late
+    /// handler's replay and the live notifications never interleave.
     block_deltas: Mutex<()>,
 }
 // ANCHOR_END: struct
@@ -158,9 +166,14 @@ where
     L: ListerWatcher<K> + 'static,
 {
     // ANCHOR: new
-    /// Mirrors `NewSharedIndexInformer`: objects keyed `namespace/name`, with these indexers,
-    /// and `default_resync` as both the resync check period and every handler's default period.
-    pub fn new(lister_watcher: L, default_resync: Duration, indexers: Indexers<K>) -> Self {
+    /// Mirrors `NewSharedIndexInformer`: objects keyed `namespace/name`, with these
+    /// indexers, and `default_resync` as both the resync check period and every
+    /// handler's default period.
+    pub fn new(
+        lister_watcher: L,
+        default_resync: Duration,
+        indexers: Indexers<K>,
+    ) -> Self {
         let key_func: KeyFunc<K> = Arc::new(meta_namespace_key_func::<K>);
         Self {
             inner: Arc::new(Inner {
@@ -184,7 +197,8 @@ where
     }
     // ANCHOR_END: new
 
-    /// Mirrors `AddEventHandler`: registers a handler with the informer's default resync period.
+    /// Mirrors `AddEventHandler`: registers a handler with the informer's default
+    /// resync period.
     pub fn add_event_handler(
         &self,
         handler: impl ResourceEventHandler<K>,
@@ -198,14 +212,15 @@ where
     // ANCHOR: add_event_handler
     /// Mirrors `AddEventHandlerWithResyncPeriod`.
     ///
-    /// The period rules: above zero it is at least [`MINIMUM_RESYNC_PERIOD`]; before the
-    /// informer starts, a period below the check period lowers the check period (and every
-    /// listener's period is re-derived); after it starts, such a period is raised to the check
-    /// period; an informer without resync gives every listener 0.
+    /// The period rules: above zero it is at least [`MINIMUM_RESYNC_PERIOD`]; before
+    /// the informer starts, a period below the check period lowers the check
+    /// period (and every listener's period is re-derived); after it starts, such
+    /// a period is raised to the check period; an informer without resync gives
+    /// every listener 0.
     ///
-    /// A handler added after the informer started gets the cache's current contents as
-    /// initial-list adds, queued before this returns, so its registration's `has_synced` cannot
-    /// be true before it has handled them.
+    /// A handler added after the informer started gets the cache's current contents
+    /// as initial-list adds, queued before this returns, so its registration's
+    /// `has_synced` cannot be true before it has handled them.
     pub fn add_event_handler_with_resync_period(
         &self,
         handler: impl ResourceEventHandler<K>,
@@ -254,7 +269,8 @@ where
             self.inner.processor.add_listener(listener);
             return Ok(registration);
         }
-        // Join a running informer: no deltas flow while the cache is replayed to the newcomer.
+        // Join a running informer: no deltas flow while the cache is replayed to the
+        // newcomer.
         let _block = self.inner.block_deltas.lock();
         if !self.inner.processor.add_listener(Arc::clone(&listener)) {
             return Err(InformerError::Stopped);
@@ -270,16 +286,21 @@ where
     // ANCHOR_END: add_event_handler
 
     // ANCHOR: remove
-    /// Mirrors `RemoveEventHandler`: the handler receives nothing more once its in-flight
-    /// notification (if any) returns. Idempotent, and it does not wait for the handler's task;
+    /// Mirrors `RemoveEventHandler`: the handler receives nothing more once its
+    /// in-flight notification (if any) returns. Idempotent, and it does not wait
+    /// for the handler's task;
     /// see [`remove_event_handler_and_wait`](Self::remove_event_handler_and_wait).
-    pub fn remove_event_handler(&self, registration: &ResourceEventHandlerRegistration) {
+    pub fn remove_event_handler(
+        &self,
+        registration: &ResourceEventHandlerRegistration,
+    ) {
         let _state = self.inner.state.lock();
         let _block = self.inner.block_deltas.lock();
         self.inner.processor.remove_listener(registration.id);
     }
 
-    /// Removes the handler and waits until its task has stopped (so it is certainly not running).
+    /// Removes the handler and waits until its task has stopped (so it is certainly
+    /// not running).
     pub async fn remove_event_handler_and_wait(
         &self,
         registration: &ResourceEventHandlerRegistration,
@@ -292,8 +313,12 @@ where
     // ANCHOR_END: remove
 
     // ANCHOR: settings
-    /// Mirrors `SetTransform`: rewrites objects as they are queued (before the cache sees them).
-    pub fn set_transform(&self, transform: TransformFunc<K>) -> Result<(), InformerError> {
+    /// Mirrors `SetTransform`: rewrites objects as they are queued (before the cache
+    /// sees them).
+    pub fn set_transform(
+        &self,
+        transform: TransformFunc<K>,
+    ) -> Result<(), InformerError> {
         let mut state = self.inner.state.lock();
         if state.started {
             return Err(InformerError::AlreadyStarted { what: "transform" });
@@ -302,7 +327,8 @@ where
         Ok(())
     }
 
-    /// Mirrors `SetWatchErrorHandler`: told about every list and watch error of the Reflector.
+    /// Mirrors `SetWatchErrorHandler`: told about every list and watch error of the
+    /// Reflector.
     pub fn set_watch_error_handler(
         &self,
         handler: impl Fn(&str, &ReflectorError) + Send + Sync + 'static,
@@ -328,8 +354,12 @@ where
         Ok(())
     }
 
-    /// Sets the Reflector's other options (name, page size, list mode, backoff) before `run`.
-    pub fn set_reflector_options(&self, options: ReflectorOptions) -> Result<(), InformerError> {
+    /// Sets the Reflector's other options (name, page size, list mode, backoff)
+    /// before `run`.
+    pub fn set_reflector_options(
+        &self,
+        options: ReflectorOptions,
+    ) -> Result<(), InformerError> {
         let mut state = self.inner.state.lock();
         if state.started {
             return Err(InformerError::AlreadyStarted {
@@ -340,14 +370,16 @@ where
         Ok(())
     }
 
-    /// Mirrors `AddIndexers`: more indexes. Like client-go since 1.30 this works on a running
-    /// informer too: the indexer indexes what it already holds under its own lock.
+    /// Mirrors `AddIndexers`: more indexes. Like client-go since 1.30 this works on
+    /// a running informer too: the indexer indexes what it already holds under
+    /// its own lock.
     pub fn add_indexers(&self, indexers: Indexers<K>) -> Result<(), InformerError> {
         self.inner.indexer.add_indexers(indexers)?;
         Ok(())
     }
 
-    /// Mirrors `GetStore` and `GetIndexer`: the cache. Read from it; do not write to it.
+    /// Mirrors `GetStore` and `GetIndexer`: the cache. Read from it; do not write to
+    /// it.
     pub fn get_indexer(&self) -> Arc<Cache<K>> {
         Arc::clone(&self.inner.indexer)
     }
@@ -393,10 +425,11 @@ where
     }
 
     // ANCHOR: run
-    /// Mirrors `sharedIndexInformer.Run`: builds the queue (known objects = the indexer), the
-    /// controller and its Reflector, starts the processor, and runs until `shutdown`. The
-    /// processor stops strictly after the controller; when this returns, no task of the informer
-    /// is left running. A second call returns at once.
+    /// Mirrors `sharedIndexInformer.Run`: builds the queue (known objects = the
+    /// indexer), the controller and its Reflector, starts the processor, and
+    /// runs until `shutdown`. The processor stops strictly after the controller;
+    /// when this returns, no task of the informer is left running. A second call
+    /// returns at once.
     pub async fn run(&self, shutdown: CancellationToken) {
         let Some(controller) = self.start() else {
             tracing::warn!(
@@ -451,8 +484,9 @@ where
             },
         );
         let weak = Arc::downgrade(&self.inner);
-        let should_resync =
-            Arc::new(move || weak.upgrade().is_some_and(|i| i.processor.should_resync()));
+        let should_resync = Arc::new(move || {
+            weak.upgrade().is_some_and(|i| i.processor.should_resync())
+        });
         let controller = Arc::new(Controller::new(Config {
             queue: Arc::new(queue),
             lister_watcher,
@@ -486,9 +520,13 @@ where
     // ANCHOR_END: has_synced
 
     // ANCHOR: handle_deltas
-    /// Mirrors `HandleDeltas`: applies one popped item to the indexer and notifies, under the
-    /// block-deltas lock.
-    fn handle_deltas(&self, deltas: Deltas<K>, is_in_initial_list: bool) -> Result<(), StoreError> {
+    /// Mirrors `HandleDeltas`: applies one popped item to the indexer and notifies,
+    /// under the block-deltas lock.
+    fn handle_deltas(
+        &self,
+        deltas: Deltas<K>,
+        is_in_initial_list: bool,
+    ) -> Result<(), StoreError> {
         let _block = self.block_deltas.lock();
         process_deltas(self, &self.indexer, deltas, is_in_initial_list)
     }
@@ -497,8 +535,8 @@ where
 
 // ANCHOR: on_update
 /// The informer is itself the handler `process_deltas` reports to (client-go's
-/// `sharedIndexInformer.OnAdd/OnUpdate/OnDelete`); it turns each call into a notification for the
-/// processor. These run under `block_deltas`.
+/// `sharedIndexInformer.OnAdd/OnUpdate/OnDelete`); it turns each call into a
+/// notification for the processor. These run under `block_deltas`.
 impl<K, L> ResourceEventHandler<K> for Inner<K, L>
 where
     K: Resource + Send + Sync + 'static,
@@ -512,8 +550,9 @@ where
         self.processor.distribute(&notification, false);
     }
 
-    /// An update whose resourceVersion did not change is a resync (or a relist that found the
-    /// object unchanged): it goes only to the listeners that are syncing now.
+    /// An update whose resourceVersion did not change is a resync (or a relist that
+    /// found the object unchanged): it goes only to the listeners that are
+    /// syncing now.
     fn on_update(&self, old: &Arc<K>, new: &Arc<K>) {
         let is_sync = old.meta().resource_version == new.meta().resource_version;
         let notification = Notification::Update {

@@ -1,5 +1,5 @@
-//! Handlers coming and going under load, a stuck handler, and clean shutdown. These run on a
-//! multi-threaded runtime in real time; every wait is bounded.
+//! Handlers coming and going under load, a stuck handler, and clean shutdown. These
+//! run on a multi-threaded runtime in real time; every wait is bounded.
 
 mod common;
 
@@ -24,8 +24,9 @@ async fn bounded<F: std::future::Future>(what: &str, f: F) -> F::Output {
         .unwrap_or_else(|_| panic!("timed out: {what}"))
 }
 
-/// Waits for `condition`, failing at once if the informer's task has ended (for example because
-/// a stubbed exercise panicked inside it) instead of waiting out the bound.
+/// Waits for `condition`, failing at once if the informer's task has ended (for
+/// example because a stubbed exercise panicked inside it) instead of waiting out the
+/// bound.
 async fn until<T>(
     what: &str,
     run: Option<&tokio::task::JoinHandle<T>>,
@@ -54,7 +55,8 @@ async fn a_hundred_tasks_add_and_remove_handlers_during_ten_thousand_events() {
     let metrics = tokio::runtime::Handle::current().metrics();
     let baseline = metrics.num_alive_tasks();
     let fake = FakeListerWatcher::<Pod>::new();
-    let informer = SharedIndexInformer::new(fake.clone(), Duration::ZERO, Indexers::new());
+    let informer =
+        SharedIndexInformer::new(fake.clone(), Duration::ZERO, Indexers::new());
     let steady = Arc::new(AtomicUsize::new(0));
     informer
         .add_event_handler(Counter(Arc::clone(&steady)))
@@ -136,7 +138,8 @@ async fn remove_does_not_wait_for_a_stuck_handler() {
     let fake = FakeListerWatcher::<Pod>::new();
     fake.add(pod("a")).unwrap();
     fake.add(pod("b")).unwrap();
-    let informer = SharedIndexInformer::new(fake.clone(), Duration::ZERO, Indexers::new());
+    let informer =
+        SharedIndexInformer::new(fake.clone(), Duration::ZERO, Indexers::new());
     let (entered_tx, mut entered_rx) = tokio::sync::mpsc::unbounded_channel();
     let (release_tx, release_rx) = std::sync::mpsc::channel();
     let registration = informer

@@ -1,4 +1,5 @@
-//! The factory over stage 3's fakes: one informer per type, start, sync, listers, shutdown.
+//! The factory over stage 3's fakes: one informer per type, start, sync, listers,
+//! shutdown.
 
 mod common;
 
@@ -9,7 +10,8 @@ use k8s_openapi::api::core::v1::{ConfigMap, Pod};
 use pretty_assertions::assert_eq;
 use stage3_reflector::FakeListerWatcher;
 use stage4_shared_informer::{
-    FakeSource, ResourceEventHandlerFuncs, SharedInformerFactory, parse_label_selector,
+    FakeSource, ResourceEventHandlerFuncs, SharedInformerFactory,
+    parse_label_selector,
 };
 use tokio_util::sync::CancellationToken;
 

@@ -1,11 +1,14 @@
-//! Label selector strings: the cases of apimachinery's selector_test.go (`TestSelectorParse`,
-//! `TestSetSelectorParser`, `TestSelectorMatches`, `TestRequirementSelectorMatching`), rewritten
-//! for kube's `Selector`, plus error positions and property tests.
+//! Label selector strings: the cases of apimachinery's selector_test.go
+//! (`TestSelectorParse`, `TestSetSelectorParser`, `TestSelectorMatches`,
+//! `TestRequirementSelectorMatching`), rewritten for kube's `Selector`, plus error
+//! positions and property tests.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use kube::core::{Expression, Selector};
-use stage4_shared_informer::{Found, SelectorError, matches_labels, parse_label_selector};
+use stage4_shared_informer::{
+    Found, SelectorError, matches_labels, parse_label_selector,
+};
 
 fn parse(s: &str) -> Selector {
     parse_label_selector(s).unwrap_or_else(|err| panic!("{s:?} should parse: {err}"))
@@ -180,9 +183,10 @@ mod keys_and_values {
         assert_eq!(parse("x in (,)"), selector([is_in("x", &[""])]));
     }
 
-    /// apimachinery accepts `()` as the set holding the empty value (its TestSetSelectorParser
-    /// has `"x in ()"` and `"x notin ( )"` as valid); it is `NewRequirement` with no values at all
-    /// that it rejects, which the string syntax cannot express.
+    /// apimachinery accepts `()` as the set holding the empty value (its
+    /// TestSetSelectorParser has `"x in ()"` and `"x notin ( )"` as valid); it
+    /// is `NewRequirement` with no values at all that it rejects, which the
+    /// string syntax cannot express.
     #[test]
     fn empty_parentheses_are_the_empty_value_as_in_kubernetes() {
         assert_eq!(parse("x in ()"), selector([is_in("x", &[""])]));
@@ -256,7 +260,8 @@ mod combinations {
 
     #[test]
     fn whitespace_around_every_token() {
-        let spaced = "  x  =  a ,\ty\t!=\tb ,\n z \r\n in\n (\n h ,\ti , j\n)\n , ! w ";
+        let spaced =
+            "  x  =  a ,\ty\t!=\tb ,\n z \r\n in\n (\n h ,\ti , j\n)\n , ! w ";
         assert_eq!(
             parse(spaced),
             selector([
@@ -272,7 +277,8 @@ mod combinations {
         assert_eq!(parse("x notin\n (abc)"), selector([not_in("x", &["abc"])]));
     }
 
-    /// apimachinery's TestSelectorParse: the good strings print back without their spaces.
+    /// apimachinery's TestSelectorParse: the good strings print back without their
+    /// spaces.
     #[test]
     fn good_strings_print_back() {
         for s in [
@@ -362,11 +368,15 @@ mod errors {
                 .ends_with("name part must be no more than 63 characters"),
             "{err}"
         );
-        // apimachinery's TestRequirementConstructor: a 254-byte key breaks the DNS rule.
+        // apimachinery's TestRequirementConstructor: a 254-byte key breaks the DNS
+        // rule.
         let long_prefix = format!("{}/a", "p".repeat(254));
         match parse_err(&long_prefix) {
             SelectorError::InvalidKey { reason, .. } => {
-                assert!(reason.contains("prefix part must be no more than 253 characters"));
+                assert!(
+                    reason
+                        .contains("prefix part must be no more than 253 characters")
+                );
             }
             other => panic!("{other:?}"),
         }
@@ -396,8 +406,8 @@ mod errors {
             matches!(&err, SelectorError::InvalidValue { position: 13, value, .. } if value == "-bad-"),
             "{err:?}"
         );
-        // apimachinery's TestSelectorParse bad string "x=a||y=b": '|' is not special, so the
-        // value is "a||y", which is invalid.
+        // apimachinery's TestSelectorParse bad string "x=a||y=b": '|' is not
+        // special, so the value is "a||y", which is invalid.
         assert!(matches!(
             parse_err("x=a||y=b"),
             SelectorError::InvalidValue { .. }
@@ -669,7 +679,8 @@ mod matching {
     }
 }
 
-/// Generated selectors round-trip through their string form; no input makes the parser panic.
+/// Generated selectors round-trip through their string form; no input makes the
+/// parser panic.
 mod properties {
     use super::*;
     use proptest::collection::{btree_set, vec};
@@ -686,10 +697,12 @@ mod properties {
 
     fn key() -> impl Strategy<Value = String> {
         let prefix = "[a-z0-9]([-a-z0-9]{0,6}[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]{0,6}[a-z0-9])?){0,2}";
-        (proptest::option::of(prefix), name()).prop_map(|(prefix, name)| match prefix {
-            Some(prefix) => format!("{prefix}/{name}"),
-            None => name,
-        })
+        (proptest::option::of(prefix), name()).prop_map(
+            |(prefix, name)| match prefix {
+                Some(prefix) => format!("{prefix}/{name}"),
+                None => name,
+            },
+        )
     }
 
     fn value() -> impl Strategy<Value = String> {
@@ -698,8 +711,10 @@ mod properties {
 
     fn expression() -> impl Strategy<Value = Expression> {
         prop_oneof![
-            (key(), btree_set(value(), 1..4)).prop_map(|(k, v)| Expression::In(k, v)),
-            (key(), btree_set(value(), 1..4)).prop_map(|(k, v)| Expression::NotIn(k, v)),
+            (key(), btree_set(value(), 1..4))
+                .prop_map(|(k, v)| Expression::In(k, v)),
+            (key(), btree_set(value(), 1..4))
+                .prop_map(|(k, v)| Expression::NotIn(k, v)),
             (key(), value()).prop_map(|(k, v)| Expression::Equal(k, v)),
             (key(), value()).prop_map(|(k, v)| Expression::NotEqual(k, v)),
             key().prop_map(Expression::Exists),

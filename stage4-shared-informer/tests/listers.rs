@@ -1,6 +1,7 @@
-//! Listers over a stage 1 indexer: client-go's listers.go (`ListAll`, `ListAllByNamespace`) and the
-//! generated `PodLister`/`NodeLister`, including the scan that `ListAllByNamespace` falls back to
-//! when the indexer has no namespace index.
+//! Listers over a stage 1 indexer: client-go's listers.go (`ListAll`,
+//! `ListAllByNamespace`) and the generated `PodLister`/`NodeLister`, including the
+//! scan that `ListAllByNamespace` falls back to when the indexer has no namespace
+//! index.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -135,7 +136,10 @@ mod list_all {
             keys(&lister.list(&selector("app notin (web)"))),
             ["default/db-0", "kube-system/bare"]
         );
-        assert!(!keys(&lister.list(&selector("app"))).contains(&"kube-system/bare".to_string()));
+        assert!(
+            !keys(&lister.list(&selector("app")))
+                .contains(&"kube-system/bare".to_string())
+        );
     }
 
     #[test]
@@ -272,7 +276,8 @@ mod namespaced {
 
     #[test]
     fn grouped_resources_are_qualified_with_their_group() {
-        let indexer: Arc<dyn Indexer<Deployment>> = Arc::new(Cache::<Deployment>::for_resources());
+        let indexer: Arc<dyn Indexer<Deployment>> =
+            Arc::new(Cache::<Deployment>::for_resources());
         let lister = Lister::new(indexer);
         let err = lister.namespaced("default").get("web").unwrap_err();
         assert_eq!(err.to_string(), "deployments.apps \"web\" not found");
@@ -285,7 +290,8 @@ mod cluster_scoped {
     use pretty_assertions::assert_eq;
 
     fn node_lister() -> Lister<Node> {
-        let indexer: Arc<dyn Indexer<Node>> = Arc::new(Cache::<Node>::for_resources());
+        let indexer: Arc<dyn Indexer<Node>> =
+            Arc::new(Cache::<Node>::for_resources());
         for n in [
             node(
                 "n1",

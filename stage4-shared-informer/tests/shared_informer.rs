@@ -1,4 +1,5 @@
-//! client-go's shared_informer_test.go scenarios, rewritten in Rust against stage 3's fake.
+//! client-go's shared_informer_test.go scenarios, rewritten in Rust against stage
+//! 3's fake.
 
 mod common;
 
@@ -13,7 +14,8 @@ use stage3_reflector::{
     Error, FakeListerWatcher, WatchReply, expired_status, internal_error_status,
 };
 use stage4_shared_informer::{
-    InformerError, QueueKind, ResourceEventHandler, ResourceEventHandlerFuncs, SharedIndexInformer,
+    InformerError, QueueKind, ResourceEventHandler, ResourceEventHandlerFuncs,
+    SharedIndexInformer,
 };
 
 const SECOND: Duration = Duration::from_secs(1);
@@ -92,8 +94,8 @@ mod ex4_distribute {
         // The first resync tick marks the no-resync listener as not syncing.
         assert_eq!(next_n(&mut resync_rx, 2).await, syncs(&["pod1", "pod2"]));
 
-        // The next watch gets 410; the current one ends; while no watch is open, pod3 appears
-        // and pod2 changes, so only the relist can see it.
+        // The next watch gets 410; the current one ends; while no watch is open,
+        // pod3 appears and pod2 changes, so only the relist can see it.
         fake.push_watch_reply(WatchReply::Fail(Error::from_status(expired_status(
             "too old",
         ))));
@@ -112,7 +114,8 @@ mod ex4_distribute {
             ]
         );
         assert_quiet(&mut no_resync_rx, Duration::from_millis(100)).await;
-        // The resync listener also gets the unchanged pod1 as a sync (it is syncing).
+        // The resync listener also gets the unchanged pod1 as a sync (it is
+        // syncing).
         let mut got = Vec::new();
         while !(got.contains(&Seen::Sync("pod1".into()))
             && got.contains(&Seen::Add("pod3".into(), false))
@@ -133,7 +136,9 @@ mod errors_and_transform {
     async fn the_watch_error_handler_sees_a_list_error() {
         // client-go's TestSharedInformerErrorHandling.
         let fake = fake_with(&["pod1"]);
-        fake.fail_next_list(Error::from_status(internal_error_status("etcd is down")));
+        fake.fail_next_list(Error::from_status(internal_error_status(
+            "etcd is down",
+        )));
         let informer = informer(&fake, Duration::ZERO);
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
         informer
@@ -163,7 +168,8 @@ mod errors_and_transform {
         informer
             .set_transform(Arc::new(|pod: Arc<Pod>| {
                 let mut pod = (*pod).clone();
-                pod.metadata.name = pod.metadata.name.map(|n| format!("{n}-transformed"));
+                pod.metadata.name =
+                    pod.metadata.name.map(|n| format!("{n}-transformed"));
                 Ok(Arc::new(pod))
             }))
             .unwrap();
@@ -270,7 +276,8 @@ mod handlers {
         assert!(removed_reg.is_stopped());
         fake.add(pod("b")).unwrap();
         assert_eq!(next_n(&mut kept_rx, 1).await, adds(&["b"], false));
-        // The removed handler's channel closes (its handler was dropped) with nothing in it.
+        // The removed handler's channel closes (its handler was dropped) with
+        // nothing in it.
         assert_eq!(within("closed channel", removed_rx.recv()).await, None);
         token.cancel();
         within("stop", task).await.unwrap();
@@ -309,7 +316,8 @@ mod handlers {
             adds(&["bad", "good1", "good2"], true)
         );
         // The panicking handler still handles the rest (after a 1 s pause), and its
-        // has_synced becomes true although one initial item was skipped (client-go 129024).
+        // has_synced becomes true although one initial item was skipped (client-go
+        // 129024).
         within("the panicking handler to finish its initial list", async {
             while !panicky.has_synced() {
                 tokio::time::sleep(Duration::from_millis(50)).await;
@@ -339,7 +347,8 @@ mod handlers {
         assert_eq!(next_n(&mut rx, 2).await, adds(&["a", "b"], true));
         fake.delete(pod("a")).unwrap();
         assert_eq!(next_n(&mut rx, 1).await, vec![Seen::Delete("a".into())]);
-        // b disappears while the watch is down: the relist finds it gone → a tombstone.
+        // b disappears while the watch is down: the relist finds it gone → a
+        // tombstone.
         fake.push_watch_reply(WatchReply::Fail(Error::from_status(expired_status(
             "too old",
         ))));
@@ -388,7 +397,8 @@ mod handlers {
                 .is_err()
         );
         assert!(informer.set_queue_kind(QueueKind::RealFifo).is_err());
-        // Indexers may be added to a running informer (client-go allows it since 1.30).
+        // Indexers may be added to a running informer (client-go allows it since
+        // 1.30).
         informer
             .add_indexers(stage1_store::namespace_indexers())
             .unwrap();
@@ -412,9 +422,10 @@ mod handlers {
     fn closure_handlers_call_only_what_is_set() {
         let count = Arc::new(AtomicUsize::new(0));
         let c = Arc::clone(&count);
-        let handler = ResourceEventHandlerFuncs::<Pod>::new().add_func(move |_, _| {
-            c.fetch_add(1, Ordering::SeqCst);
-        });
+        let handler =
+            ResourceEventHandlerFuncs::<Pod>::new().add_func(move |_, _| {
+                c.fetch_add(1, Ordering::SeqCst);
+            });
         let p = Arc::new(pod("x"));
         handler.on_add(&p, true);
         handler.on_update(&p, &p);
@@ -429,7 +440,8 @@ mod ex4_resync_period_rules {
     use pretty_assertions::assert_eq;
 
     #[tokio::test(start_paused = true)]
-    async fn handler_periods_adjust_the_check_period_before_start_and_are_raised_after() {
+    async fn handler_periods_adjust_the_check_period_before_start_and_are_raised_after()
+     {
         // client-go's TestResyncCheckPeriod.
         let fake = fake_with(&[]);
         let informer = informer(&fake, 12 * SECOND);
@@ -441,9 +453,13 @@ mod ex4_resync_period_rules {
                 .map(|s| s.resync_period)
                 .unwrap()
         };
-        // Below 1 s is raised to the 1 s minimum; a smaller period lowers the check period.
+        // Below 1 s is raised to the 1 s minimum; a smaller period lowers the check
+        // period.
         let r1 = informer
-            .add_event_handler_with_resync_period(Recorder::new().0, Duration::from_millis(10))
+            .add_event_handler_with_resync_period(
+                Recorder::new().0,
+                Duration::from_millis(10),
+            )
             .unwrap();
         assert_eq!(period_of(&informer, r1.id()), SECOND);
         let r2 = informer
@@ -458,7 +474,10 @@ mod ex4_resync_period_rules {
         synced(&informer).await;
         // After start, a period below the check period (1 s now) is raised to it.
         let r4 = informer
-            .add_event_handler_with_resync_period(Recorder::new().0, Duration::from_millis(500))
+            .add_event_handler_with_resync_period(
+                Recorder::new().0,
+                Duration::from_millis(500),
+            )
             .unwrap();
         assert_eq!(period_of(&informer, r4.id()), SECOND);
         let r5 = informer
@@ -471,8 +490,8 @@ mod ex4_resync_period_rules {
 
     #[tokio::test(start_paused = true)]
     async fn without_resync_every_listener_gets_zero() {
-        // An informer created without resync never resyncs: whatever a handler asks for, before
-        // or after start, its period is 0.
+        // An informer created without resync never resyncs: whatever a handler asks
+        // for, before or after start, its period is 0.
         let informer = informer(&fake_with(&[]), Duration::ZERO);
         let period = |informer: &Informer, id: u64| {
             informer

@@ -1,5 +1,5 @@
-//! Unit-level checks of the pieces a learner writes: the resync period rule, the filtering
-//! handler, and process_deltas against a real indexer.
+//! Unit-level checks of the pieces a learner writes: the resync period rule, the
+//! filtering handler, and process_deltas against a real indexer.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -9,8 +9,8 @@ use parking_lot::Mutex;
 use stage1_store::{Cache, KeyGetter, Store};
 use stage2_deltafifo::{Delta, DeltaType, Deltas};
 use stage4_shared_informer::{
-    DeletedObject, FilteringResourceEventHandler, ResourceEventHandler, determine_resync_period,
-    process_deltas,
+    DeletedObject, FilteringResourceEventHandler, ResourceEventHandler,
+    determine_resync_period, process_deltas,
 };
 
 fn pod(name: &str, rv: &str, app: &str) -> Arc<Pod> {
@@ -91,7 +91,8 @@ mod ex4_filter_update {
     use super::*;
     use pretty_assertions::assert_eq;
 
-    pub(super) fn filtered() -> (Arc<Log>, FilteringResourceEventHandler<Pod, Arc<Log>>) {
+    pub(super) fn filtered()
+    -> (Arc<Log>, FilteringResourceEventHandler<Pod, Arc<Log>>) {
         let log = Arc::new(Log::default());
         let handler = FilteringResourceEventHandler::new(
             |p: &Pod| {

@@ -1,18 +1,21 @@
-//! The project's main job, end to end on one machine: stage 5's `mini-apiserver` (embedded
-//! store, watch cache on) on a free loopback port, and stage 4's shared informer watching it
-//! through kube-client and stage 3's `KubeListerWatcher`, with two handlers.
+//! The project's main job, end to end on one machine: stage 5's `mini-apiserver`
+//! (embedded store, watch cache on) on a free loopback port, and stage 4's shared
+//! informer watching it through kube-client and stage 3's `KubeListerWatcher`, with
+//! two handlers.
 //!
 //! ```text
 //! cargo run -p stage5-cacher --example end-to-end
 //! ```
 //!
-//! The story: one pod exists before the informer starts (an initial-list add); then two pods are
-//! created, one relabelled, one annotated and one deleted, through kube-client. Each handler
-//! prints what it sees, labelled with its name. At the end the informer's cache is printed next
-//! to the server's list, and the program exits 0 when they match and 1 when they do not.
+//! The story: one pod exists before the informer starts (an initial-list add); then
+//! two pods are created, one relabelled, one annotated and one deleted, through
+//! kube-client. Each handler prints what it sees, labelled with its name. At the end
+//! the informer's cache is printed next to the server's list, and the program exits
+//! 0 when they match and 1 when they do not.
 //!
-//! Everything is bounded: each act waits at most [`ACT_TIMEOUT`] for both handlers, the whole
-//! story at most [`STORY_TIMEOUT`], and the server is shut down gracefully at the end either way.
+//! Everything is bounded: each act waits at most [`ACT_TIMEOUT`] for both handlers,
+//! the whole story at most [`STORY_TIMEOUT`], and the server is shut down gracefully
+//! at the end either way.
 //!
 //! The data path of every event printed here:
 //!
@@ -32,7 +35,8 @@ use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use serde_json::json;
 use stage3_reflector::KubeListerWatcher;
 use stage4_shared_informer::{
-    DeletedObject, KubeSource, ResourceEventHandler, SharedInformerFactory, parse_label_selector,
+    DeletedObject, KubeSource, ResourceEventHandler, SharedInformerFactory,
+    parse_label_selector,
 };
 use stage5_apiserver::{Server, ServerConfig};
 use tokio::sync::mpsc;
@@ -78,8 +82,8 @@ fn app(pod: &Pod) -> &str {
         .map_or("", String::as_str)
 }
 
-/// Prints every notification with its handler's name, and reports it so each act can wait for
-/// both handlers.
+/// Prints every notification with its handler's name, and reports it so each act can
+/// wait for both handlers.
 struct Printer {
     name: &'static str,
     seen: mpsc::UnboundedSender<()>,
@@ -155,8 +159,8 @@ fn state<'a>(pods: impl IntoIterator<Item = &'a Pod>) -> BTreeMap<String, String
         .collect()
 }
 
-/// The story, from the first write to the final comparison; returns whether the informer's
-/// cache matched the server's list.
+/// The story, from the first write to the final comparison; returns whether the
+/// informer's cache matched the server's list.
 async fn story(
     url: &str,
     factory: &SharedInformerFactory<KubeSource>,
@@ -167,11 +171,14 @@ async fn story(
     let post = PostParams::default();
     let patch = PatchParams::default();
 
-    println!("-- act 1: web-0 exists before the informer starts; start it and wait for sync");
+    println!(
+        "-- act 1: web-0 exists before the informer starts; start it and wait for sync"
+    );
     pods.create(&post, &pod("web-0", "web")?).await?;
     factory.start();
     let stop = CancellationToken::new();
-    let synced = tokio::time::timeout(ACT_TIMEOUT, factory.wait_for_cache_sync(&stop)).await;
+    let synced =
+        tokio::time::timeout(ACT_TIMEOUT, factory.wait_for_cache_sync(&stop)).await;
     match synced {
         Ok(status) if status.values().all(|synced| *synced) => {
             println!("   synced: {status:?}");
@@ -185,7 +192,9 @@ async fn story(
     pods.create(&post, &pod("db-0", "db")?).await?;
     wait_for(seen, 2 * 2, "act 2").await?;
 
-    println!("-- act 3: relabel web-0 (app=canary) and annotate db-0 (JSON merge patches)");
+    println!(
+        "-- act 3: relabel web-0 (app=canary) and annotate db-0 (JSON merge patches)"
+    );
     pods.patch(
         "web-0",
         &patch,
@@ -215,9 +224,11 @@ async fn story(
         .list(&everything);
     let informer = state(cached.iter().map(|p| p.as_ref()));
     println!("   {:<16} {:>14} {:>14}", "pod", "informer rv", "server rv");
-    let keys: std::collections::BTreeSet<&String> = server.keys().chain(informer.keys()).collect();
+    let keys: std::collections::BTreeSet<&String> =
+        server.keys().chain(informer.keys()).collect();
     for key in keys {
-        let show = |m: &BTreeMap<String, String>| m.get(key).cloned().unwrap_or("-".into());
+        let show =
+            |m: &BTreeMap<String, String>| m.get(key).cloned().unwrap_or("-".into());
         println!(
             "   {:<16} {:>14} {:>14}",
             key,
@@ -256,7 +267,9 @@ async fn main() -> ExitCode {
     let outcome = run(&url).await;
     match tokio::time::timeout(SHUTDOWN_TIMEOUT, server.shutdown()).await {
         Ok(()) => println!("-- server shut down"),
-        Err(_) => eprintln!("end-to-end: the server did not shut down within {SHUTDOWN_TIMEOUT:?}"),
+        Err(_) => eprintln!(
+            "end-to-end: the server did not shut down within {SHUTDOWN_TIMEOUT:?}"
+        ),
     }
     match outcome {
         Ok(true) => {
@@ -264,7 +277,9 @@ async fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Ok(false) => {
-            println!("-- MISMATCH: the informer's cache differs from the server's state");
+            println!(
+                "-- MISMATCH: the informer's cache differs from the server's state"
+            );
             ExitCode::FAILURE
         }
         Err(error) => {
@@ -274,13 +289,15 @@ async fn main() -> ExitCode {
     }
 }
 
-/// Builds the informer with its two handlers, plays the story (bounded), and stops the informer.
+/// Builds the informer with its two handlers, plays the story (bounded), and stops
+/// the informer.
 async fn run(url: &str) -> Result<bool, BoxError> {
     // Reflectors need kube's own retries off, so that 429 and 504 reach them.
     let client = KubeListerWatcher::<Pod>::client(kube::Config::new(url.parse()?))?;
-    let factory = SharedInformerFactory::builder(KubeSource::new(client), Duration::ZERO)
-        .namespace(NAMESPACE)
-        .build();
+    let factory =
+        SharedInformerFactory::builder(KubeSource::new(client), Duration::ZERO)
+            .namespace(NAMESPACE)
+            .build();
     let (seen_tx, mut seen) = mpsc::unbounded_channel();
     // Two handlers on one informer: one list and one watch serve both.
     let informer = factory.pods().informer();
@@ -293,15 +310,23 @@ async fn run(url: &str) -> Result<bool, BoxError> {
         seen: seen_tx,
     })?;
 
-    let outcome = match tokio::time::timeout(STORY_TIMEOUT, story(url, &factory, &mut seen)).await {
-        Ok(outcome) => outcome,
-        Err(_) => Err(format!("the story did not finish within {STORY_TIMEOUT:?}").into()),
-    };
+    let outcome =
+        match tokio::time::timeout(STORY_TIMEOUT, story(url, &factory, &mut seen))
+            .await
+        {
+            Ok(outcome) => outcome,
+            Err(_) => {
+                Err(format!("the story did not finish within {STORY_TIMEOUT:?}")
+                    .into())
+            }
+        };
     if tokio::time::timeout(SHUTDOWN_TIMEOUT, factory.shutdown())
         .await
         .is_err()
     {
-        eprintln!("end-to-end: the informer did not stop within {SHUTDOWN_TIMEOUT:?}");
+        eprintln!(
+            "end-to-end: the informer did not stop within {SHUTDOWN_TIMEOUT:?}"
+        );
     } else {
         println!("-- informer stopped; every task it started has ended");
     }

@@ -1,5 +1,6 @@
-//! The state every handler shares: what apiserver's `GenericAPIServer` and each handler's
-//! `RequestScope` carry (the storages, the authenticator, metrics, the live watches).
+//! The state every handler shares: what apiserver's `GenericAPIServer` and each
+//! handler's `RequestScope` carry (the storages, the authenticator, metrics, the
+//! live watches).
 
 use std::time::Duration;
 

@@ -1,10 +1,12 @@
-//! Bearer tokens: mirrors kube-apiserver's `--token-file` (`pkg/authentication/token/tokenfile`)
-//! behind the `WithAuthentication` filter (`pkg/authentication/request/bearertoken`).
+//! Bearer tokens: mirrors kube-apiserver's `--token-file`
+//! (`pkg/authentication/token/tokenfile`) behind the `WithAuthentication` filter
+//! (`pkg/authentication/request/bearertoken`).
 //!
-//! The file has one `token,user` a line (further comma-separated columns, uid and groups upstream,
-//! are ignored; blank lines and `#` comments are skipped). With a token file every request except
-//! the health checks needs `Authorization: Bearer <token>`, else 401 `Unauthorized`. Without one
-//! there is no authentication: the server binds loopback by default.
+//! The file has one `token,user` a line (further comma-separated columns, uid and
+//! groups upstream, are ignored; blank lines and `#` comments are skipped). With a
+//! token file every request except the health checks needs `Authorization: Bearer
+//! <token>`, else 401 `Unauthorized`. Without one there is no authentication: the
+//! server binds loopback by default.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -31,8 +33,9 @@ pub struct TokenAuthenticator {
 impl TokenAuthenticator {
     /// Mirrors `tokenfile.NewCSV`: reads `token,user` lines.
     pub fn from_file(path: &Path) -> Result<TokenAuthenticator, ServerError> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| ServerError::TokenFile(format!("cannot read {}: {e}", path.display())))?;
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            ServerError::TokenFile(format!("cannot read {}: {e}", path.display()))
+        })?;
         TokenAuthenticator::parse(&text)
             .map_err(|e| ServerError::TokenFile(format!("{}: {e}", path.display())))
     }
@@ -47,7 +50,9 @@ impl TokenAuthenticator {
             }
             let mut columns = line.split(',').map(str::trim);
             match (columns.next(), columns.next()) {
-                (Some(token), Some(user)) if !token.is_empty() && !user.is_empty() => {
+                (Some(token), Some(user))
+                    if !token.is_empty() && !user.is_empty() =>
+                {
                     tokens.insert(token.to_string(), user.to_string());
                 }
                 _ => {
@@ -61,7 +66,8 @@ impl TokenAuthenticator {
         Ok(TokenAuthenticator { tokens })
     }
 
-    /// The user of an `Authorization` header value, if it carries a known bearer token.
+    /// The user of an `Authorization` header value, if it carries a known bearer
+    /// token.
     pub fn authenticate(&self, authorization: &str) -> Option<&str> {
         let (scheme, token) = authorization.trim().split_once(' ')?;
         if !scheme.eq_ignore_ascii_case("bearer") {
@@ -76,8 +82,8 @@ fn is_public(path: &str) -> bool {
     matches!(path, "/healthz" | "/readyz" | "/livez")
 }
 
-/// The authentication filter (`filters.WithAuthentication`): 401 `Status` unless the request
-/// carries a valid bearer token, when a token file is configured.
+/// The authentication filter (`filters.WithAuthentication`): 401 `Status` unless the
+/// request carries a valid bearer token, when a token file is configured.
 pub async fn authenticate(
     State(state): State<Arc<AppState>>,
     mut request: Request,
@@ -117,7 +123,9 @@ mod tests {
 
     #[test]
     fn token_lines() {
-        let auth = TokenAuthenticator::parse("# comment\nabc,alice,1,\"g\"\n\nxyz,bob\n").unwrap();
+        let auth =
+            TokenAuthenticator::parse("# comment\nabc,alice,1,\"g\"\n\nxyz,bob\n")
+                .unwrap();
         assert_eq!(auth.authenticate("Bearer abc"), Some("alice"));
         assert_eq!(auth.authenticate("bearer xyz"), Some("bob"));
         assert_eq!(auth.authenticate("Bearer nope"), None);

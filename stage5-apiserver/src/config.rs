@@ -1,5 +1,6 @@
-//! The server's options: mirrors the parts of apiserver's `pkg/server/config.go` (`Config`) and
-//! kube-apiserver's `options.ServerRunOptions` and etcd options that this server has.
+//! The server's options: mirrors the parts of apiserver's `pkg/server/config.go`
+//! (`Config`) and kube-apiserver's `options.ServerRunOptions` and etcd options that
+//! this server has.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -9,15 +10,17 @@ use std::time::Duration;
 use stage5_storage::ResourceInfo;
 use stage5_storage::kv::Kv;
 
-/// The default address: loopback only, the insecure port kube-apiserver used to have.
+/// The default address: loopback only, the insecure port kube-apiserver used to
+/// have.
 pub const DEFAULT_BIND: &str = "127.0.0.1:8080";
-/// The default largest request body (kube-apiserver's `MaxRequestBodyBytes` is 3 MiB).
+/// The default largest request body (kube-apiserver's `MaxRequestBodyBytes` is 3
+/// MiB).
 pub const DEFAULT_BODY_LIMIT: usize = 3 * 1024 * 1024;
-/// The default watch cache capacity (apiserver's default `watchCacheSize` of 100 grows up to
-/// this many events).
+/// The default watch cache capacity (apiserver's default `watchCacheSize` of 100
+/// grows up to this many events).
 pub const DEFAULT_WATCH_CACHE_CAPACITY: usize = 1024;
-/// Mirrors `--min-request-timeout` (1800 s): a watch without `timeoutSeconds` ends after a random
-/// time between this and twice this.
+/// Mirrors `--min-request-timeout` (1800 s): a watch without `timeoutSeconds` ends
+/// after a random time between this and twice this.
 pub const DEFAULT_MIN_REQUEST_TIMEOUT: Duration = Duration::from_secs(1800);
 
 /// Where the objects live.
@@ -42,8 +45,9 @@ impl std::fmt::Debug for Backend {
     }
 }
 
-/// The server's options: the flags of kube-apiserver that matter here. Mirrors the parts of
-/// apiserver's `server.Config` and `options.ServerRunOptions` this server has.
+/// The server's options: the flags of kube-apiserver that matter here. Mirrors the
+/// parts of apiserver's `server.Config` and `options.ServerRunOptions` this server
+/// has.
 #[derive(Clone, Debug)]
 pub struct ServerConfig {
     /// The address to listen on; port 0 picks a free one. Default `127.0.0.1:8080`.
@@ -52,14 +56,15 @@ pub struct ServerConfig {
     pub backend: Backend,
     /// `--token-file`: `token,user` lines; `None` turns authentication off.
     pub token_file: Option<PathBuf>,
-    /// `--watch-cache`: serve reads and watches from the Cacher (default) or from etcd directly.
+    /// `--watch-cache`: serve reads and watches from the Cacher (default) or from
+    /// etcd directly.
     pub watch_cache: bool,
     /// Events each resource's watch cache keeps.
     pub watch_cache_capacity: usize,
     /// The largest request body; larger ones are 413.
     pub body_limit: usize,
-    /// `--min-request-timeout`: watches without `timeoutSeconds` end after between this and
-    /// twice this.
+    /// `--min-request-timeout`: watches without `timeoutSeconds` end after between
+    /// this and twice this.
     pub min_request_timeout: Duration,
     /// The resource types served.
     pub resources: Vec<ResourceInfo>,
@@ -81,7 +86,8 @@ impl Default for ServerConfig {
 }
 
 impl ServerConfig {
-    /// A config for tests: a free loopback port, the embedded store, everything else default.
+    /// A config for tests: a free loopback port, the embedded store, everything else
+    /// default.
     pub fn for_tests() -> Self {
         ServerConfig {
             bind: SocketAddr::from(([127, 0, 0, 1], 0)),
@@ -147,7 +153,8 @@ pub enum ServerError {
     /// The token file could not be read or has a bad line.
     #[error("token file: {0}")]
     TokenFile(String),
-    /// The backend could not be set up (e.g. etcd without the `etcd` feature, or unreachable).
+    /// The backend could not be set up (e.g. etcd without the `etcd` feature, or
+    /// unreachable).
     #[error("backend: {0}")]
     Backend(String),
 }

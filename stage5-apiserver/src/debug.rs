@@ -1,7 +1,8 @@
-//! `/debug/watchers`: a small HTML page of the live watchers, per resource, so a workshop can see
-//! the fan-out. The apiserver has no such page (its closest are `/debug/api_priority_and_fairness`
-//! dumps); the figures are the ones the Cacher keeps per `cacheWatcher` (identifier, buffer fill)
-//! and those the HTTP layer keeps per watch (what it watches, age, events sent).
+//! `/debug/watchers`: a small HTML page of the live watchers, per resource, so a
+//! workshop can see the fan-out. The apiserver has no such page (its closest are
+//! `/debug/api_priority_and_fairness` dumps); the figures are the ones the Cacher
+//! keeps per `cacheWatcher` (identifier, buffer fill) and those the HTTP layer keeps
+//! per watch (what it watches, age, events sent).
 
 use std::fmt::Write as _;
 use std::sync::Arc;
@@ -49,7 +50,8 @@ pub fn render(state: &AppState) -> String {
     let http = state.watches.snapshot();
     for r in state.registry.resources() {
         let plural = r.info.plural;
-        let http_watches: Vec<_> = http.iter().filter(|w| w.resource == plural).collect();
+        let http_watches: Vec<_> =
+            http.iter().filter(|w| w.resource == plural).collect();
         let cache_watchers = r.storage.cache_watchers();
         let stats = r.storage.cache_stats();
         let _ = writeln!(

@@ -1,19 +1,23 @@
-//! Discovery, enough for kubectl: mirrors apiserver's `pkg/endpoints/discovery` (`/api`,
-//! `/apis`, `/apis/{group}`, the `APIResourceList` of each group version), `/version`
-//! (`pkg/server/routes/version.go`), `/openapi/v3` (`routes/openapi.go`) and `healthz`.
+//! Discovery, enough for kubectl: mirrors apiserver's `pkg/endpoints/discovery`
+//! (`/api`, `/apis`, `/apis/{group}`, the `APIResourceList` of each group version),
+//! `/version` (`pkg/server/routes/version.go`), `/openapi/v3` (`routes/openapi.go`)
+//! and `healthz`.
 //!
 //! # What kubectl needs
-//! - It first asks for *aggregated* discovery (`Accept: application/json;g=apidiscovery.k8s.io;
-//!   v=v2;as=APIGroupDiscoveryList,…`). We answer the plain (legacy) documents with
-//!   `Content-Type: application/json`; kubectl sees that the answer is not aggregated and falls
-//!   back to reading `/api/v1` and `/apis/{group}/{version}`.
-//! - `kubectl create -f` validates strictly by default. It asks the OpenAPI v3 document of the
-//!   object's group version whether the server supports the `fieldValidation` query parameter
-//!   (`QueryParamVerifierV3`: a PATCH operation tagged with the kind's
-//!   `x-kubernetes-group-version-kind` whose own parameters include `fieldValidation`). If it does, kubectl
-//!   sends `fieldValidation=Strict` and leaves validation to the server; if the document is
-//!   missing it falls back to OpenAPI v2 and then fails with "failed to download openapi". So we
-//!   serve a small v3 document per group version with exactly that, and 404 for `/openapi/v2`.
+//! - It first asks for *aggregated* discovery (`Accept:
+//!   application/json;g=apidiscovery.k8s.io; v=v2;as=APIGroupDiscoveryList,…`). We
+//!   answer the plain (legacy) documents with `Content-Type: application/json`;
+//!   kubectl sees that the answer is not aggregated and falls back to reading
+//!   `/api/v1` and `/apis/{group}/{version}`.
+//! - `kubectl create -f` validates strictly by default. It asks the OpenAPI v3
+//!   document of the object's group version whether the server supports the
+//!   `fieldValidation` query parameter (`QueryParamVerifierV3`: a PATCH operation
+//!   tagged with the kind's `x-kubernetes-group-version-kind` whose own parameters
+//!   include `fieldValidation`). If it does, kubectl sends `fieldValidation=Strict`
+//!   and leaves validation to the server; if the document is missing it falls back
+//!   to OpenAPI v2 and then fails with "failed to download openapi". So we serve a
+//!   small v3 document per group version with exactly that, and 404 for
+//!   `/openapi/v2`.
 
 use std::sync::Arc;
 
@@ -65,7 +69,8 @@ pub fn core_versions() -> Value {
 }
 
 fn group_json(group: &str, version: &str) -> Value {
-    let gv = json!({"groupVersion": format!("{group}/{version}"), "version": version});
+    let gv =
+        json!({"groupVersion": format!("{group}/{version}"), "version": version});
     json!({"name": group, "versions": [gv.clone()], "preferredVersion": gv})
 }
 
@@ -80,7 +85,8 @@ pub fn group_list(state: &AppState) -> Value {
     json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": groups})
 }
 
-/// `GET /apis/{group}`: mirrors `discovery.APIGroupHandler`; `None` for an unknown group.
+/// `GET /apis/{group}`: mirrors `discovery.APIGroupHandler`; `None` for an unknown
+/// group.
 pub fn group(state: &AppState, group: &str) -> Option<Value> {
     let (g, v) = state
         .registry
@@ -107,8 +113,9 @@ fn api_resource(info: &ResourceInfo) -> Value {
     })
 }
 
-/// `GET /api/v1`, `/apis/{group}/{version}`: mirrors `discovery.APIResourceListHandler`;
-/// `None` for a group version nothing is served in.
+/// `GET /api/v1`, `/apis/{group}/{version}`: mirrors
+/// `discovery.APIResourceListHandler`; `None` for a group version nothing is served
+/// in.
 pub fn resource_list(state: &AppState, group: &str, version: &str) -> Option<Value> {
     let resources: Vec<Value> = state
         .registry
@@ -133,7 +140,8 @@ pub fn resource_list(state: &AppState, group: &str, version: &str) -> Option<Val
     }))
 }
 
-/// `GET /openapi/v2`: not served (404). kubectl only reaches it when `/openapi/v3` fails.
+/// `GET /openapi/v2`: not served (404). kubectl only reaches it when `/openapi/v3`
+/// fails.
 pub async fn openapi_v2() -> ApiError {
     ApiError::path_not_found()
 }
@@ -146,7 +154,8 @@ fn gv_path(group: &str, version: &str) -> String {
     }
 }
 
-/// `GET /openapi/v3`: the index of group-version documents (`handler3.OpenAPIV3Discovery`).
+/// `GET /openapi/v3`: the index of group-version documents
+/// (`handler3.OpenAPIV3Discovery`).
 pub async fn openapi_v3_root(State(state): State<Arc<AppState>>) -> Json<Value> {
     let mut paths = serde_json::Map::new();
     for r in state.registry.resources() {
@@ -157,9 +166,10 @@ pub async fn openapi_v3_root(State(state): State<Arc<AppState>>) -> Json<Value> 
     Json(json!({"paths": paths}))
 }
 
-/// `GET /openapi/v3/{api/v1 | apis/g/v}`: a minimal OpenAPI 3 document for one group version.
-/// Each resource's object path has a PATCH operation tagged with its kind that declares the
-/// `fieldValidation` parameter, which is all kubectl's field-validation check reads.
+/// `GET /openapi/v3/{api/v1 | apis/g/v}`: a minimal OpenAPI 3 document for one group
+/// version. Each resource's object path has a PATCH operation tagged with its kind
+/// that declares the `fieldValidation` parameter, which is all kubectl's
+/// field-validation check reads.
 pub async fn openapi_v3_group_version(
     State(state): State<Arc<AppState>>,
     Path(path): Path<String>,
@@ -176,7 +186,8 @@ pub async fn openapi_v3_group_version(
         } else {
             format!("{base}/{}/{{name}}", info.plural)
         };
-        let gvk = json!({"group": info.group, "version": info.version, "kind": info.kind});
+        let gvk =
+            json!({"group": info.group, "version": info.version, "kind": info.kind});
         let parameters = json!([
             {"name": "fieldValidation", "in": "query", "schema": {"type": "string"}},
             {"name": "fieldManager", "in": "query", "schema": {"type": "string"}},

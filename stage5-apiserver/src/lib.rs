@@ -1,7 +1,7 @@
 //! # Stage 5c: the HTTP face of the watch
 //!
-//! A Kubernetes-compatible API server (`mini-apiserver`) over the etcd3 storage (`stage5-storage`)
-//! and the watch cache (`stage5-cacher`).
+//! A Kubernetes-compatible API server (`mini-apiserver`) over the etcd3 storage
+//! (`stage5-storage`) and the watch cache (`stage5-cacher`).
 //!
 //! It mirrors the parts of `k8s.io/apiserver` that a client of the watch touches:
 //!
@@ -28,8 +28,8 @@
 //! | `apimachinery/pkg/api/validation` (`ValidateObjectMeta`)         | [`validation`]                          |
 //! | `cmd/kube-apiserver`                                             | the `mini-apiserver` binary             |
 //!
-//! The path of one event from the KV to this crate's HTTP stream, file by file, is drawn in
-//! `stage5_storage`'s crate documentation.
+//! The path of one event from the KV to this crate's HTTP stream, file by file, is
+//! drawn in `stage5_storage`'s crate documentation.
 //!
 //! ```text
 //!  HTTP ──► auth ──► metrics ──► request_info ──► handlers ──► registry ──► Storage
@@ -37,13 +37,14 @@
 //!                                                   └── watch ──► watch_encoded lines, chunked
 //! ```
 //!
-//! One generic route family serves every registered type: `/api/v1/...` for the core group and
-//! `/apis/{group}/{version}/...` for the others, namespaced and cluster-scoped alike.
+//! One generic route family serves every registered type: `/api/v1/...` for the core
+//! group and `/apis/{group}/{version}/...` for the others, namespaced and
+//! cluster-scoped alike.
 //!
 //! # Shutdown
-//! [`RunningServer::shutdown`] cancels one token: the listener stops accepting, every watch
-//! stream ends (its body sees the token), in-flight requests finish, the storages stop, and
-//! the serving task is awaited. Nothing it spawned outlives it.
+//! [`RunningServer::shutdown`] cancels one token: the listener stops accepting,
+//! every watch stream ends (its body sees the token), in-flight requests finish, the
+//! storages stop, and the serving task is awaited. Nothing it spawned outlives it.
 
 pub mod app_state;
 pub mod auth;

@@ -15,8 +15,9 @@
 //! | `apiserver_watch_error_events_total`                | ERROR events written to watch streams (410s) |
 //! | `apiserver_watch_cache_watcher_buffer_fill_max{resource}` | the fullest cache watcher buffer right now (its high-water mark at scrape time) |
 //!
-//! Request counts live for the server's life; the watch figures are read from the storages at
-//! each scrape (a fresh registry per scrape, so a counter is exactly the cache's own count).
+//! Request counts live for the server's life; the watch figures are read from the
+//! storages at each scrape (a fresh registry per scrape, so a counter is exactly the
+//! cache's own count).
 
 use std::sync::Arc;
 
@@ -81,11 +82,12 @@ impl Metrics {
     }
 }
 
-/// Mirrors `metrics.CleanVerb`: LIST and WATCH told apart from GET, and the resource, for a request.
+/// Mirrors `metrics.CleanVerb`: LIST and WATCH told apart from GET, and the
+/// resource, for a request.
 fn verb_and_resource(method: &Method, uri: &axum::http::Uri) -> (String, String) {
-    let watch = uri
-        .query()
-        .is_some_and(|q| q.split('&').any(|kv| kv == "watch=true" || kv == "watch=1"));
+    let watch = uri.query().is_some_and(|q| {
+        q.split('&').any(|kv| kv == "watch=true" || kv == "watch=1")
+    });
     match request_info::parse(uri.path()) {
         Some(ApiPath::Resource(r)) => {
             let verb = match (method, r.name.is_some()) {
@@ -119,7 +121,11 @@ fn gauge(registry: &mut Registry, name: &str, help: &str) -> Family<Labels, Gaug
     family
 }
 
-fn counter(registry: &mut Registry, name: &str, help: &str) -> Family<Labels, Counter> {
+fn counter(
+    registry: &mut Registry,
+    name: &str,
+    help: &str,
+) -> Family<Labels, Counter> {
     let family = Family::<Labels, Counter>::default();
     registry.register(name, help, family.clone());
     family
@@ -228,7 +234,9 @@ pub async fn serve_metrics(State(state): State<Arc<AppState>>) -> Response {
     let mut response = render(&state).into_response();
     response.headers_mut().insert(
         header::CONTENT_TYPE,
-        HeaderValue::from_static("application/openmetrics-text; version=1.0.0; charset=utf-8"),
+        HeaderValue::from_static(
+            "application/openmetrics-text; version=1.0.0; charset=utf-8",
+        ),
     );
     response
 }

@@ -1,9 +1,11 @@
 //! The served resource types and their storages: mirrors the apiserver's
-//! `registry/generic/registry` `StorageWithCacher` decorator and `RESTStorageProvider`s, which pick
-//! for each resource either the Cacher (`--watch-cache`, the default) or the bare etcd3 store.
+//! `registry/generic/registry` `StorageWithCacher` decorator and
+//! `RESTStorageProvider`s, which pick for each resource either the Cacher
+//! (`--watch-cache`, the default) or the bare etcd3 store.
 //!
-//! [`ResourceStorage`] keeps the concrete type next to the `Arc<dyn Storage>` the handlers use, so
-//! the metrics and the debug page can read the watch cache's figures.
+//! [`ResourceStorage`] keeps the concrete type next to the `Arc<dyn Storage>` the
+//! handlers use, so the metrics and the debug page can read the watch cache's
+//! figures.
 
 use std::sync::Arc;
 
@@ -15,8 +17,8 @@ use stage5_storage::Storage;
 use stage5_storage::etcd3::Etcd3Store;
 use stage5_storage::kv::{EmbeddedKv, Kv};
 
-/// One resource's storage: the etcd3 store itself (`--no-watch-cache`) or the Cacher in front of
-/// it.
+/// One resource's storage: the etcd3 store itself (`--no-watch-cache`) or the Cacher
+/// in front of it.
 #[derive(Clone)]
 pub enum ResourceStorage {
     /// Reads and watches straight from etcd: every watch is a new etcd watch.
@@ -28,14 +30,16 @@ pub enum ResourceStorage {
 impl std::fmt::Debug for ResourceStorage {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            ResourceStorage::Direct(store) => f.debug_tuple("Direct").field(store).finish(),
+            ResourceStorage::Direct(store) => {
+                f.debug_tuple("Direct").field(store).finish()
+            }
             ResourceStorage::Cached(_) => f.write_str("Cached(..)"),
         }
     }
 }
 
-/// Mirrors `StorageWithCacher` / `NewRawStorage`: the storage of `info` over `kv`, behind a watch
-/// cache of `capacity` events when `watch_cache` is on.
+/// Mirrors `StorageWithCacher` / `NewRawStorage`: the storage of `info` over `kv`,
+/// behind a watch cache of `capacity` events when `watch_cache` is on.
 pub fn new_storage(
     kv: Arc<dyn Kv>,
     info: ResourceInfo,
@@ -56,7 +60,9 @@ impl ResourceStorage {
     pub fn storage(&self) -> Arc<dyn Storage> {
         match self {
             ResourceStorage::Direct(store) => Arc::clone(store) as Arc<dyn Storage>,
-            ResourceStorage::Cached(cacher) => Arc::clone(cacher) as Arc<dyn Storage>,
+            ResourceStorage::Cached(cacher) => {
+                Arc::clone(cacher) as Arc<dyn Storage>
+            }
         }
     }
 
@@ -76,8 +82,8 @@ impl ResourceStorage {
         }
     }
 
-    /// Stops the watch cache (its reflector and every cache watcher) and waits for its tasks;
-    /// nothing for etcd.
+    /// Stops the watch cache (its reflector and every cache watcher) and waits for
+    /// its tasks; nothing for etcd.
     pub async fn stop(&self) {
         match self {
             ResourceStorage::Direct(_) => {}
@@ -132,7 +138,12 @@ impl Registry {
         let resources = resources
             .iter()
             .map(|info| {
-                let storage = new_storage(Arc::clone(&kv), info.clone(), watch_cache, capacity);
+                let storage = new_storage(
+                    Arc::clone(&kv),
+                    info.clone(),
+                    watch_cache,
+                    capacity,
+                );
                 RegisteredResource {
                     info: info.clone(),
                     dyn_storage: storage.storage(),
@@ -154,17 +165,26 @@ impl Registry {
     }
 
     /// The resource `plural` of `group`/`version`.
-    pub fn find(&self, group: &str, version: &str, plural: &str) -> Option<&RegisteredResource> {
-        self.resources
-            .iter()
-            .find(|r| r.info.group == group && r.info.version == version && r.info.plural == plural)
+    pub fn find(
+        &self,
+        group: &str,
+        version: &str,
+        plural: &str,
+    ) -> Option<&RegisteredResource> {
+        self.resources.iter().find(|r| {
+            r.info.group == group
+                && r.info.version == version
+                && r.info.plural == plural
+        })
     }
 
     /// The groups other than core, with their versions, in registration order.
     pub fn groups(&self) -> Vec<(&'static str, &'static str)> {
         let mut groups: Vec<(&'static str, &'static str)> = Vec::new();
         for r in &self.resources {
-            if !r.info.group.is_empty() && !groups.contains(&(r.info.group, r.info.version)) {
+            if !r.info.group.is_empty()
+                && !groups.contains(&(r.info.group, r.info.version))
+            {
                 groups.push((r.info.group, r.info.version));
             }
         }
@@ -173,11 +193,13 @@ impl Registry {
 
     /// Stops every watch cache, all at once, and waits for their tasks.
     pub async fn stop(&self) {
-        futures::future::join_all(self.resources.iter().map(|r| r.storage.stop())).await;
+        futures::future::join_all(self.resources.iter().map(|r| r.storage.stop()))
+            .await;
     }
 }
 
-/// Opens the backend: a new embedded store, a caller's [`Kv`], or real etcd (feature `etcd`).
+/// Opens the backend: a new embedded store, a caller's [`Kv`], or real etcd (feature
+/// `etcd`).
 pub async fn connect_backend(backend: &Backend) -> Result<Arc<dyn Kv>, ServerError> {
     match backend {
         Backend::Embedded => Ok(Arc::new(EmbeddedKv::new())),
@@ -187,7 +209,9 @@ pub async fn connect_backend(backend: &Backend) -> Result<Arc<dyn Kv>, ServerErr
             .await
             .map(|kv| Arc::new(kv) as Arc<dyn Kv>)
             .map_err(|error| {
-                ServerError::Backend(format!("cannot connect to etcd at {url}: {error}"))
+                ServerError::Backend(format!(
+                    "cannot connect to etcd at {url}: {error}"
+                ))
             }),
         #[cfg(not(feature = "etcd"))]
         Backend::Etcd(url) => Err(ServerError::Backend(format!(

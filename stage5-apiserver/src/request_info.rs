@@ -1,5 +1,5 @@
-//! Mirrors apiserver's `pkg/endpoints/request/requestinfo.go` (`RequestInfoFactory.NewRequestInfo`):
-//! what an `/api` or `/apis` path asks for.
+//! Mirrors apiserver's `pkg/endpoints/request/requestinfo.go`
+//! (`RequestInfoFactory.NewRequestInfo`): what an `/api` or `/apis` path asks for.
 //!
 //! ```text
 //! /api                                          APIVersions
@@ -51,8 +51,8 @@ pub struct ResourceRequest {
     pub legacy_watch: bool,
 }
 
-/// Parses a path starting with `/api` or `/apis`; `None` when it names nothing this server knows
-/// the shape of (answered with 404).
+/// Parses a path starting with `/api` or `/apis`; `None` when it names nothing this
+/// server knows the shape of (answered with 404).
 pub fn parse(path: &str) -> Option<ApiPath> {
     let segments: Vec<&str> = path.trim_matches('/').split('/').collect();
     if segments.iter().any(|s| s.is_empty()) {
@@ -83,7 +83,9 @@ pub fn parse(path: &str) -> Option<ApiPath> {
         other => (false, other),
     };
     let (namespace, parts) = match rest {
-        ["namespaces", ns, parts @ ..] if !parts.is_empty() => (Some((*ns).to_string()), parts),
+        ["namespaces", ns, parts @ ..] if !parts.is_empty() => {
+            (Some((*ns).to_string()), parts)
+        }
         other => (None, other),
     };
     let (resource, name, subresource) = match parts {

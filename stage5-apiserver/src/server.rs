@@ -1,6 +1,6 @@
-//! Serving: mirrors apiserver's `pkg/server/genericapiserver.go` (`PrepareRun`, `Run`, the
-//! graceful shutdown) and `pkg/server/handler.go` (the handler chain: the fixed paths, then
-//! the API routes, inside authentication and metrics filters).
+//! Serving: mirrors apiserver's `pkg/server/genericapiserver.go` (`PrepareRun`,
+//! `Run`, the graceful shutdown) and `pkg/server/handler.go` (the handler chain: the
+//! fixed paths, then the API routes, inside authentication and metrics filters).
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -16,13 +16,13 @@ use crate::config::{ServerConfig, ServerError};
 use crate::registry::Registry;
 use crate::{auth, debug, discovery, handlers, metrics, registry, status, watch};
 
-/// Mirrors kube-apiserver's `CreateServerChain` + `PrepareRun().Run()`: builds the storages and
-/// the HTTP handler, and serves.
+/// Mirrors kube-apiserver's `CreateServerChain` + `PrepareRun().Run()`: builds the
+/// storages and the HTTP handler, and serves.
 #[derive(Debug)]
 pub struct Server;
 
-/// A started server; stop it with [`RunningServer::shutdown`]. Dropping it also cancels it,
-/// without waiting.
+/// A started server; stop it with [`RunningServer::shutdown`]. Dropping it also
+/// cancels it, without waiting.
 pub struct RunningServer {
     local_addr: SocketAddr,
     state: Arc<AppState>,
@@ -38,8 +38,8 @@ impl std::fmt::Debug for RunningServer {
 }
 
 impl Server {
-    /// Builds the storages for `config.backend`, binds `config.bind`, and serves on the current
-    /// tokio runtime until [`RunningServer::shutdown`].
+    /// Builds the storages for `config.backend`, binds `config.bind`, and serves on
+    /// the current tokio runtime until [`RunningServer::shutdown`].
     pub async fn start(config: ServerConfig) -> Result<RunningServer, ServerError> {
         let kv = registry::connect_backend(&config.backend).await?;
         let tokens = match &config.token_file {
@@ -52,17 +52,17 @@ impl Server {
             config.watch_cache,
             config.watch_cache_capacity,
         );
-        let listener =
-            TcpListener::bind(config.bind)
-                .await
-                .map_err(|source| ServerError::Bind {
-                    addr: config.bind,
-                    source,
-                })?;
-        let local_addr = listener.local_addr().map_err(|source| ServerError::Bind {
-            addr: config.bind,
-            source,
+        let listener = TcpListener::bind(config.bind).await.map_err(|source| {
+            ServerError::Bind {
+                addr: config.bind,
+                source,
+            }
         })?;
+        let local_addr =
+            listener.local_addr().map_err(|source| ServerError::Bind {
+                addr: config.bind,
+                source,
+            })?;
         let shutdown = CancellationToken::new();
         let state = Arc::new(AppState {
             registry,
@@ -76,9 +76,10 @@ impl Server {
         let app = router(Arc::clone(&state));
         let token = shutdown.clone();
         let task = tokio::spawn(async move {
-            // TCP_NODELAY on every connection, as Go's net package sets by default: a watch
-            // writes one small chunk per event, and Nagle's algorithm would hold each behind the
-            // client's delayed ACK (up to 40 ms on Linux).
+            // TCP_NODELAY on every connection, as Go's net package sets by default:
+            // a watch writes one small chunk per event, and Nagle's
+            // algorithm would hold each behind the client's delayed ACK
+            // (up to 40 ms on Linux).
             let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
                 if let Err(error) = tcp.set_nodelay(true) {
                     tracing::debug!(%error, "cannot set TCP_NODELAY");
@@ -153,8 +154,8 @@ impl RunningServer {
         self.state.shutdown.clone()
     }
 
-    /// Graceful shutdown: stop accepting, end every watch stream, let in-flight requests finish,
-    /// stop the storages, and wait for the serving task.
+    /// Graceful shutdown: stop accepting, end every watch stream, let in-flight
+    /// requests finish, stop the storages, and wait for the serving task.
     pub async fn shutdown(mut self) {
         self.state.shutdown.cancel();
         if let Some(task) = self.task.take()
@@ -168,8 +169,8 @@ impl RunningServer {
 }
 
 impl Drop for RunningServer {
-    /// Without [`RunningServer::shutdown`]: cancel everything and let a task stop the watch
-    /// caches (when a runtime is still there to run it).
+    /// Without [`RunningServer::shutdown`]: cancel everything and let a task stop
+    /// the watch caches (when a runtime is still there to run it).
     fn drop(&mut self) {
         self.state.shutdown.cancel();
         if self.task.is_some()

@@ -1,14 +1,18 @@
 //! Every error as a Kubernetes `Status`: mirrors apiserver's
-//! `pkg/endpoints/handlers/responsewriters/status.go` (`ErrorToAPIStatus`, `WriteObjectNegotiated`
-//! of a `*metav1.Status`) and the `apierrors.New*` constructors the handlers use.
+//! `pkg/endpoints/handlers/responsewriters/status.go` (`ErrorToAPIStatus`,
+//! `WriteObjectNegotiated` of a `*metav1.Status`) and the `apierrors.New*`
+//! constructors the handlers use.
 //!
-//! Storage errors already know their code and reason ([`StorageError::to_status`]); this module
-//! adds the errors only the HTTP edge makes (405, 413, 415, 401, unknown paths) and writes them
-//! with `Content-Type: application/json` and, for 429, `Retry-After`.
+//! Storage errors already know their code and reason ([`StorageError::to_status`]);
+//! this module adds the errors only the HTTP edge makes (405, 413, 415, 401, unknown
+//! paths) and writes them with `Content-Type: application/json` and, for 429,
+//! `Retry-After`.
 
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Status, StatusCause, StatusDetails};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{
+    Status, StatusCause, StatusDetails,
+};
 
 use stage5_storage::StorageError;
 use stage5_storage::encode::encode_status;
@@ -20,7 +24,12 @@ pub struct ApiError {
     pub status: Box<Status>,
 }
 
-fn failure(code: u16, reason: &str, message: String, details: Option<StatusDetails>) -> ApiError {
+fn failure(
+    code: u16,
+    reason: &str,
+    message: String,
+    details: Option<StatusDetails>,
+) -> ApiError {
     ApiError {
         status: Box::new(Status {
             code: Some(i32::from(code)),
@@ -52,7 +61,8 @@ impl ApiError {
         failure(401, "Unauthorized", "Unauthorized".into(), None)
     }
 
-    /// 429 while the server shuts down (`WithRetryAfter`: "The apiserver is shutting down").
+    /// 429 while the server shuts down (`WithRetryAfter`: "The apiserver is shutting
+    /// down").
     pub fn shutting_down() -> Self {
         failure(
             429,
@@ -148,11 +158,13 @@ impl From<StorageError> for ApiError {
 
 // ANCHOR: error_to_status
 impl IntoResponse for ApiError {
-    /// Mirrors `responsewriters.ErrorNegotiated`: the `Status` as JSON with its code. A 429 or
-    /// 504 also says when to retry (`Retry-After`), as apiserver's `tooManyRequests` filter and
-    /// the `ResourceVersionTooLarge` path do through `details.retryAfterSeconds`.
+    /// Mirrors `responsewriters.ErrorNegotiated`: the `Status` as JSON with its
+    /// code. A 429 or 504 also says when to retry (`Retry-After`), as
+    /// apiserver's `tooManyRequests` filter and the `ResourceVersionTooLarge`
+    /// path do through `details.retryAfterSeconds`.
     fn into_response(self) -> Response {
-        let code = StatusCode::from_u16(self.code()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        let code = StatusCode::from_u16(self.code())
+            .unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
         let retry_after = self
             .status
             .details

@@ -1,6 +1,6 @@
-//! Object metadata on create: mirrors apimachinery's `ValidateObjectMeta` (names must be RFC 1123
-//! subdomains), `names.SimpleNameGenerator` (`generateName`) and `rest.FillObjectMetaSystemFields`
-//! (uid and creationTimestamp).
+//! Object metadata on create: mirrors apimachinery's `ValidateObjectMeta` (names
+//! must be RFC 1123 subdomains), `names.SimpleNameGenerator` (`generateName`) and
+//! `rest.FillObjectMetaSystemFields` (uid and creationTimestamp).
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use rand::RngExt as _;
@@ -8,8 +8,8 @@ use rand::RngExt as _;
 /// Mirrors `validation.DNS1123SubdomainMaxLength`.
 pub const DNS1123_SUBDOMAIN_MAX_LENGTH: usize = 253;
 
-/// Mirrors `validation.IsDNS1123Subdomain`: why `name` is not a lowercase RFC 1123 subdomain, or
-/// `None` when it is.
+/// Mirrors `validation.IsDNS1123Subdomain`: why `name` is not a lowercase RFC 1123
+/// subdomain, or `None` when it is.
 pub fn dns1123_subdomain_error(name: &str) -> Option<String> {
     if name.len() > DNS1123_SUBDOMAIN_MAX_LENGTH {
         return Some(format!(
@@ -35,8 +35,8 @@ pub fn dns1123_subdomain_error(name: &str) -> Option<String> {
     }
 }
 
-/// Mirrors `names.SimpleNameGenerator.GenerateName`: the base (cut to leave room) and five random
-/// lowercase consonants and digits.
+/// Mirrors `names.SimpleNameGenerator.GenerateName`: the base (cut to leave room)
+/// and five random lowercase consonants and digits.
 pub fn generate_name(base: &str) -> String {
     const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
     const MAX_BASE: usize = 63 - 5;
@@ -67,7 +67,8 @@ pub fn new_uid() -> String {
 /// Now, truncated to seconds as `metav1.Now()` serializes.
 pub fn now() -> Time {
     let now = k8s_openapi::jiff::Timestamp::now();
-    let secs = k8s_openapi::jiff::Timestamp::from_second(now.as_second()).unwrap_or(now);
+    let secs =
+        k8s_openapi::jiff::Timestamp::from_second(now.as_second()).unwrap_or(now);
     Time(secs)
 }
 

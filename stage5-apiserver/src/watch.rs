@@ -1,14 +1,16 @@
 //! Serving a watch over HTTP: mirrors apiserver's `pkg/endpoints/handlers/watch.go`
 //! (`serveWatch` and `WatchServer.HandleHTTP`).
 //!
-//! The storage hands out finished JSON lines ([`Storage::watch_encoded`]: the Cacher encodes each
-//! object once for every watcher). This module only frames them: a `200` with
-//! `Content-Type: application/json` and a chunked body, one line per event, until the storage
-//! ends the watch (an `ERROR` event such as 410 Expired is the last line), the timeout
-//! (`timeoutSeconds`, or a random time between `--min-request-timeout` and twice that, so that
-//! watches spread their reconnects), the server's shutdown, or the client going away.
+//! The storage hands out finished JSON lines ([`Storage::watch_encoded`]: the Cacher
+//! encodes each object once for every watcher). This module only frames them: a
+//! `200` with `Content-Type: application/json` and a chunked body, one line per
+//! event, until the storage ends the watch (an `ERROR` event such as 410 Expired is
+//! the last line), the timeout (`timeoutSeconds`, or a random time between
+//! `--min-request-timeout` and twice that, so that watches spread their reconnects),
+//! the server's shutdown, or the client going away.
 //!
-//! [`WatchRegistry`] keeps every live HTTP watch, for `/metrics` and `/debug/watchers`.
+//! [`WatchRegistry`] keeps every live HTTP watch, for `/metrics` and
+//! `/debug/watchers`.
 
 use std::collections::BTreeMap;
 use std::convert::Infallible;
@@ -88,9 +90,10 @@ pub fn default_watch_timeout(min_request_timeout: Duration) -> Duration {
 }
 
 // ANCHOR: serve_watch
-/// Mirrors `serveWatch`: opens the storage's encoded watch and streams its lines as a chunked
-/// `application/json` body. Errors before the first byte (a bad resourceVersion, a cache that is
-/// not ready) are ordinary error responses; errors after it are `ERROR` events from the storage.
+/// Mirrors `serveWatch`: opens the storage's encoded watch and streams its lines as
+/// a chunked `application/json` body. Errors before the first byte (a bad
+/// resourceVersion, a cache that is not ready) are ordinary error responses; errors
+/// after it are `ERROR` events from the storage.
 pub async fn serve_watch(
     state: &Arc<crate::app_state::AppState>,
     resource: &RegisteredResource,
@@ -136,8 +139,9 @@ pub async fn serve_watch(
         registry: Arc::clone(state),
         id,
     };
-    // The stream ends at the timeout or at shutdown, whichever comes first; dropping it (also
-    // when the client goes away) drops the storage's watch and the guard.
+    // The stream ends at the timeout or at shutdown, whichever comes first; dropping
+    // it (also when the client goes away) drops the storage's watch and the
+    // guard.
     let stop = end_of_watch(state.shutdown.clone(), timeout);
     let body = lines.take_until(stop).map(move |event| {
         events.fetch_add(1, Ordering::Relaxed);

@@ -1,28 +1,32 @@
 //! Cacher benches.
 //!
-//! - `cacher_get_list/<expected>`: upstream's `BenchmarkCacher_GetList`. 5,000 pods in namespace
-//!   `default`, each with a 2 KiB random `spec.nodeSelector` value; every (5000 / expected)-th pod
-//!   runs on `node-0`. One iteration is a list at resourceVersion 12345 from the cache with field
-//!   selector `spec.nodeName=node-0`, through [`Cacher::get_list_cached`], and checks that it
-//!   returns `expected` pods. To reach revision 12345 honestly, 7,400 filler keys are written
-//!   into the `EmbeddedKv` under `/registry/filler/` before the pods, so the pods take revisions
-//!   7,401..12,400 and the Cacher lists them at 12,400.
-//! - `dispatch_fanout/<variant>/<watchers>`: one Cacher over an `EmbeddedKv`, 1,000 or 10,000
-//!   watchers each drained by its own consumer task through `CacherWatch::into_encoded` (the
-//!   server's path), and pod writes going the real way: `EmbeddedKv` put → watchChan (decode) →
-//!   Reflector → watch cache → dispatcher → cacheWatcher → consumer. One criterion iteration is
-//!   one event (a put) and waits until it has been delivered, so the time reported is the time
+//! - `cacher_get_list/<expected>`: upstream's `BenchmarkCacher_GetList`. 5,000 pods
+//!   in namespace `default`, each with a 2 KiB random `spec.nodeSelector` value;
+//!   every (5000 / expected)-th pod runs on `node-0`. One iteration is a list at
+//!   resourceVersion 12345 from the cache with field selector
+//!   `spec.nodeName=node-0`, through [`Cacher::get_list_cached`], and checks that it
+//!   returns `expected` pods. To reach revision 12345 honestly, 7,400 filler keys
+//!   are written into the `EmbeddedKv` under `/registry/filler/` before the pods, so
+//!   the pods take revisions 7,401..12,400 and the Cacher lists them at 12,400.
+//! - `dispatch_fanout/<variant>/<watchers>`: one Cacher over an `EmbeddedKv`, 1,000
+//!   or 10,000 watchers each drained by its own consumer task through
+//!   `CacherWatch::into_encoded` (the server's path), and pod writes going the real
+//!   way: `EmbeddedKv` put → watchChan (decode) → Reflector → watch cache →
+//!   dispatcher → cacheWatcher → consumer. One criterion iteration is one event (a
+//!   put) and waits until it has been delivered, so the time reported is the time
 //!   per event and the throughput is deliveries per second. Variants:
-//!   - `trigger`: watcher `i` selects `spec.nodeName=node-<i>`; the events are spread over the
-//!     nodes, so each event interests exactly one watcher, found through the trigger index;
+//!   - `trigger`: watcher `i` selects `spec.nodeName=node-<i>`; the events are
+//!     spread over the nodes, so each event interests exactly one watcher, found
+//!     through the trigger index;
 //!   - `all`: every watcher is unfiltered, so each event goes to every watcher;
-//!   - `label_mismatch`: every watcher selects `app=nomatch`, which no event matches, plus one
-//!     unfiltered watcher that tells when an event is through; the cost of uninterested watchers.
+//!   - `label_mismatch`: every watcher selects `app=nomatch`, which no event
+//!     matches, plus one unfiltered watcher that tells when an event is through; the
+//!     cost of uninterested watchers.
 //!
-//!   Before criterion measures, a fixed report run (10,000 events; 1,000 where an event costs
-//!   10,000 deliveries or filter evaluations) prints events/s, deliveries/s and the bytes
-//!   serialized per event (from `encode_counters()` deltas: one encoding per event however many
-//!   watchers send it).
+//!   Before criterion measures, a fixed report run (10,000 events; 1,000 where an
+//! event costs   10,000 deliveries or filter evaluations) prints events/s,
+//! deliveries/s and the bytes   serialized per event (from `encode_counters()`
+//! deltas: one encoding per event however many   watchers send it).
 //!
 //! Run with `cargo bench -p stage5-cacher --bench cacher`.
 
@@ -32,7 +36,8 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use criterion::{
-    BenchmarkId, Criterion, SamplingMode, Throughput, criterion_group, criterion_main,
+    BenchmarkId, Criterion, SamplingMode, Throughput, criterion_group,
+    criterion_main,
 };
 use futures::StreamExt;
 use rand::distr::{Alphanumeric, SampleString};
@@ -61,7 +66,8 @@ fn runtime() -> Runtime {
         .expect("runtime")
 }
 
-/// Whether criterion measures (`cargo bench`) rather than smoke-tests (`cargo test --benches`).
+/// Whether criterion measures (`cargo bench`) rather than smoke-tests (`cargo test
+/// --benches`).
 fn measuring() -> bool {
     std::env::args().any(|a| a == "--bench")
 }
@@ -80,9 +86,9 @@ async fn ready_cacher(kv: &Arc<dyn Kv>, config: CacherConfig) -> Arc<Cacher> {
 }
 
 // ANCHOR: get_list_setup
-/// The Cacher of upstream's `BenchmarkCacher_GetList`: filler keys until revision 12345 is
-/// passed, then 5,000 pods with a 2 KiB random node selector, every `5000 / expected`-th on
-/// `node-0`.
+/// The Cacher of upstream's `BenchmarkCacher_GetList`: filler keys until revision
+/// 12345 is passed, then 5,000 pods with a 2 KiB random node selector, every `5000 /
+/// expected`-th on `node-0`.
 async fn get_list_fixture(expected: usize) -> Arc<Cacher> {
     let kv: Arc<dyn Kv> = Arc::new(EmbeddedKv::new());
     for i in 0..FILLER_KEYS {
@@ -119,12 +125,16 @@ fn cacher_get_list(c: &mut Criterion) {
     for expected in [50, 500, 1000, 2500, 5000] {
         let mut fixture: Option<Arc<Cacher>> = None;
         group.bench_function(BenchmarkId::from_parameter(expected), |b| {
-            let cacher = fixture.get_or_insert_with(|| rt.block_on(get_list_fixture(expected)));
+            let cacher = fixture
+                .get_or_insert_with(|| rt.block_on(get_list_fixture(expected)));
             // ANCHOR: get_list_iter
             let prefix = list_prefix(&ResourceInfo::PODS, Some("default"));
-            let predicate =
-                SelectionPredicate::parse(&ResourceInfo::PODS, "", "spec.nodeName=node-0")
-                    .expect("selector");
+            let predicate = SelectionPredicate::parse(
+                &ResourceInfo::PODS,
+                "",
+                "spec.nodeName=node-0",
+            )
+            .expect("selector");
             let options = ListOptions {
                 resource_version: LIST_RV.into(),
                 ..ListOptions::default()
@@ -134,7 +144,11 @@ fn cacher_get_list(c: &mut Criterion) {
                     let start = Instant::now();
                     for _ in 0..iters {
                         let list = cacher
-                            .get_list_cached(prefix.clone(), options.clone(), predicate.clone())
+                            .get_list_cached(
+                                prefix.clone(),
+                                options.clone(),
+                                predicate.clone(),
+                            )
                             .await
                             .expect("list");
                         assert_eq!(list.items.len(), expected);
@@ -173,8 +187,9 @@ impl Variant {
     }
 }
 
-/// How many events may be in flight (written but not yet delivered): below every watcher's
-/// channel size, so the dispatcher never has to block on a watcher in steady state.
+/// How many events may be in flight (written but not yet delivered): below every
+/// watcher's channel size, so the dispatcher never has to block on a watcher in
+/// steady state.
 const WINDOW: u64 = 256;
 /// Distinct pods the events write (event `k` updates `pod-<k % PODS>`).
 const PODS: usize = 10_000;
@@ -235,12 +250,13 @@ struct Fanout {
 }
 
 // ANCHOR: fanout_setup
-/// A Cacher with `watchers` watchers of `variant`, each drained by a consumer task that reads
-/// the encoded lines (serialize once: every consumer shares the event's JSON).
+/// A Cacher with `watchers` watchers of `variant`, each drained by a consumer task
+/// that reads the encoded lines (serialize once: every consumer shares the event's
+/// JSON).
 async fn fanout_fixture(variant: Variant, watchers: usize) -> Fanout {
     let kv: Arc<dyn Kv> = Arc::new(EmbeddedKv::new());
-    // A fixed ring of the largest size (as `--watch-cache-sizes` would set it): channel sizes 10
-    // for trigger watchers, 1,000 for the others.
+    // A fixed ring of the largest size (as `--watch-cache-sizes` would set it):
+    // channel sizes 10 for trigger watchers, 1,000 for the others.
     let cacher = ready_cacher(&kv, CacherConfig::default().capacity(102_400)).await;
     let prefix = list_prefix(&ResourceInfo::PODS, Some("default"));
     let options = WatchOptions {
@@ -261,7 +277,8 @@ async fn fanout_fixture(variant: Variant, watchers: usize) -> Fanout {
     }
     for (labels, fields) in selectors {
         let predicate =
-            SelectionPredicate::parse(&ResourceInfo::PODS, &labels, &fields).expect("selector");
+            SelectionPredicate::parse(&ResourceInfo::PODS, &labels, &fields)
+                .expect("selector");
         let watch = cacher
             .watch_cached(&prefix, &options, predicate)
             .await
@@ -274,8 +291,8 @@ async fn fanout_fixture(variant: Variant, watchers: usize) -> Fanout {
             }
         }));
     }
-    // Event `k` writes pod `k % PODS` on node `k % watchers` (watchers divides PODS, so a pod
-    // stays on its node and each event interests one trigger watcher).
+    // Event `k` writes pod `k % PODS` on node `k % watchers` (watchers divides PODS,
+    // so a pod stays on its node and each event interests one trigger watcher).
     let puts = (0..PODS)
         .map(|k| {
             let name = format!("pod-{k}");
@@ -308,8 +325,9 @@ async fn fanout_fixture(variant: Variant, watchers: usize) -> Fanout {
 
 impl Fanout {
     // ANCHOR: fanout_run
-    /// Writes `events` pod updates (at most [`WINDOW`] ahead of the deliveries) and waits until
-    /// all are delivered (and, for uninterested watchers, until every input queue is empty).
+    /// Writes `events` pod updates (at most [`WINDOW`] ahead of the deliveries) and
+    /// waits until all are delivered (and, for uninterested watchers, until
+    /// every input queue is empty).
     async fn run(&mut self, events: u64) -> Duration {
         let base = self.progress.delivered.load(Ordering::SeqCst);
         let start = Instant::now();
@@ -386,8 +404,14 @@ fn dispatch_fanout(c: &mut Criterion) {
                 let fanout = fixture.get_or_insert_with(|| {
                     let mut fanout = rt.block_on(fanout_fixture(variant, watchers));
                     if measuring() {
-                        let heavy = !matches!(variant, Variant::Trigger) && watchers >= 10_000;
-                        report(&name, &mut fanout, &rt, if heavy { 1000 } else { 10_000 });
+                        let heavy = !matches!(variant, Variant::Trigger)
+                            && watchers >= 10_000;
+                        report(
+                            &name,
+                            &mut fanout,
+                            &rt,
+                            if heavy { 1000 } else { 10_000 },
+                        );
                     }
                     fanout
                 });

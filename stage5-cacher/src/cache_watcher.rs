@@ -1,9 +1,10 @@
-//! Mirrors apiserver's `pkg/storage/cacher/cache_watcher.go`: one client's watch on the cache
-//! (source document 000).
+//! Mirrors apiserver's `pkg/storage/cacher/cache_watcher.go`: one client's watch on
+//! the cache (source document 000).
 //!
-//! The Cacher's dispatcher puts events on the watcher's `input` channel; the watcher's own task
-//! ([`CacheWatcher::process`]) sends its initial events, then every input event newer than its
-//! starting version, converted by its filter, to its `result` channel, which the client reads.
+//! The Cacher's dispatcher puts events on the watcher's `input` channel; the
+//! watcher's own task ([`CacheWatcher::process`]) sends its initial events, then
+//! every input event newer than its starting version, converted by its filter, to
+//! its `result` channel, which the client reads.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -36,10 +37,12 @@ pub enum WatcherEvent {
     Error(Box<Status>),
 }
 
-/// Mirrors `filterWithAttrsFunction`: the namespace the watch is scoped to, and its predicate.
+/// Mirrors `filterWithAttrsFunction`: the namespace the watch is scoped to, and its
+/// predicate.
 #[derive(Clone, Debug, Default)]
 pub struct WatchFilter {
-    /// Only objects in this namespace (from the watch key); `None` for every namespace.
+    /// Only objects in this namespace (from the watch key); `None` for every
+    /// namespace.
     pub namespace: Option<String>,
     /// The label and field selectors.
     pub predicate: SelectionPredicate,
@@ -76,8 +79,8 @@ pub struct CacheWatcher {
     stopped: AtomicBool,
     /// Unregisters the watcher; set when the Cacher registers it.
     forget: OnceLock<ForgetFn>,
-    /// The server closes the watch at this time (from `timeoutSeconds`); bookmarks are sent
-    /// 2 s before it.
+    /// The server closes the watch at this time (from `timeoutSeconds`); bookmarks
+    /// are sent 2 s before it.
     deadline: Option<Instant>,
     allow_watch_bookmarks: bool,
     /// A human-readable description of the request.
@@ -109,7 +112,8 @@ pub struct WatcherChannels {
 
 impl CacheWatcher {
     // ANCHOR: new_cache_watcher
-    /// Mirrors `newCacheWatcher`: input and result channels of `chan_size`, not yet registered.
+    /// Mirrors `newCacheWatcher`: input and result channels of `chan_size`, not yet
+    /// registered.
     pub fn new(
         chan_size: usize,
         filter: WatchFilter,
@@ -179,8 +183,8 @@ impl CacheWatcher {
     }
 
     // ANCHOR: stop
-    /// Mirrors `cacheWatcher.Stop`: unregisters from the Cacher (which stops the watcher).
-    /// Idempotent.
+    /// Mirrors `cacheWatcher.Stop`: unregisters from the Cacher (which stops the
+    /// watcher). Idempotent.
     pub fn stop(&self) {
         match self.forget.get() {
             Some(forget) => forget(),
@@ -188,8 +192,8 @@ impl CacheWatcher {
         }
     }
 
-    /// Mirrors `stopLocked`: marks the watcher stopped and closes `done`, which ends its task and
-    /// so its result channel. Idempotent.
+    /// Mirrors `stopLocked`: marks the watcher stopped and closes `done`, which ends
+    /// its task and so its result channel. Idempotent.
     pub fn stop_locked(&self) {
         if !self.stopped.swap(true, Ordering::AcqRel) {
             self.done.cancel();
@@ -197,8 +201,8 @@ impl CacheWatcher {
     }
     // ANCHOR_END: stop
 
-    /// Mirrors `nonblockingAdd`: queues the event if there is room. A watcher whose task has
-    /// ended counts as delivered (it wants nothing more).
+    /// Mirrors `nonblockingAdd`: queues the event if there is room. A watcher whose
+    /// task has ended counts as delivered (it wants nothing more).
     pub fn nonblocking_add(&self, event: &Arc<WatchCacheEvent>) -> bool {
         match self.input.try_send(Arc::clone(event)) {
             Ok(()) | Err(mpsc::error::TrySendError::Closed(_)) => true,
@@ -207,9 +211,14 @@ impl CacheWatcher {
     }
 
     // ANCHOR: add
-    /// Mirrors `cacheWatcher.add` with a timer: tries at once, then waits until `deadline` for
-    /// room. Returns false if the watcher is still blocked then; the caller closes it.
-    pub async fn add(&self, event: &Arc<WatchCacheEvent>, deadline: Option<Instant>) -> bool {
+    /// Mirrors `cacheWatcher.add` with a timer: tries at once, then waits until
+    /// `deadline` for room. Returns false if the watcher is still blocked then;
+    /// the caller closes it.
+    pub async fn add(
+        &self,
+        event: &Arc<WatchCacheEvent>,
+        deadline: Option<Instant>,
+    ) -> bool {
         if self.nonblocking_add(event) {
             return true;
         }
@@ -223,12 +232,17 @@ impl CacheWatcher {
     // ANCHOR_END: add
 
     // ANCHOR: next_bookmark_time
-    /// Mirrors `nextBookmarkTime`: every `frequency`, but 2 s before the deadline if that comes
-    /// first; none if that moment has passed.
-    pub fn next_bookmark_time(&self, now: Instant, frequency: Duration) -> Option<Instant> {
+    /// Mirrors `nextBookmarkTime`: every `frequency`, but 2 s before the deadline if
+    /// that comes first; none if that moment has passed.
+    pub fn next_bookmark_time(
+        &self,
+        now: Instant,
+        frequency: Duration,
+    ) -> Option<Instant> {
         let mut heartbeat = now + frequency;
         if let Some(deadline) = self.deadline {
-            let pre_timeout = deadline.checked_sub(Duration::from_secs(2)).unwrap_or(now);
+            let pre_timeout =
+                deadline.checked_sub(Duration::from_secs(2)).unwrap_or(now);
             if pre_timeout < heartbeat {
                 heartbeat = pre_timeout;
             }
@@ -238,10 +252,14 @@ impl CacheWatcher {
     // ANCHOR_END: next_bookmark_time
 
     // ANCHOR: convert
-    /// Mirrors `cacheWatcher.convertToWatchEvent`: bookmarks pass; otherwise the current object
-    /// passes the filter and the previous did not → Added; both → Modified; only the previous →
-    /// Deleted (the previous object at the event's version); neither → nothing.
-    pub fn convert_to_watch_event(&self, event: &WatchCacheEvent) -> Option<WatcherEvent> {
+    /// Mirrors `cacheWatcher.convertToWatchEvent`: bookmarks pass; otherwise the
+    /// current object passes the filter and the previous did not → Added; both →
+    /// Modified; only the previous → Deleted (the previous object at the event's
+    /// version); neither → nothing.
+    pub fn convert_to_watch_event(
+        &self,
+        event: &WatchCacheEvent,
+    ) -> Option<WatcherEvent> {
         // ANCHOR: ex5-convert
         if event.event_type == EventType::Bookmark {
             return Some(WatcherEvent::Bookmark(Bookmark::new(
@@ -273,8 +291,8 @@ impl CacheWatcher {
     }
     // ANCHOR_END: convert
 
-    /// Mirrors `sendWatchCacheEvent`: converts and sends, unless the watcher is done. Returns
-    /// false when the watcher is done or its client has gone.
+    /// Mirrors `sendWatchCacheEvent`: converts and sends, unless the watcher is
+    /// done. Returns false when the watcher is done or its client has gone.
     async fn send_watch_cache_event(
         &self,
         event: &WatchCacheEvent,
@@ -286,7 +304,11 @@ impl CacheWatcher {
         self.send(watch_event, result).await
     }
 
-    async fn send(&self, watch_event: WatcherEvent, result: &mpsc::Sender<WatcherEvent>) -> bool {
+    async fn send(
+        &self,
+        watch_event: WatcherEvent,
+        result: &mpsc::Sender<WatcherEvent>,
+    ) -> bool {
         // Once done, send nothing more: events after a gap would be wrong.
         if self.done.is_cancelled() {
             return false;
@@ -299,10 +321,11 @@ impl CacheWatcher {
     }
 
     // ANCHOR: process
-    /// Mirrors `cacheWatcher.process` (with `processEvents`): sends the initial events (and, for
-    /// `sendInitialEvents`, the bookmark that ends them), then every input event whose version is
-    /// above `resource_version`, until the watcher is stopped, its deadline passes, or its client
-    /// goes. Dropping `result` at the end closes the client's stream.
+    /// Mirrors `cacheWatcher.process` (with `processEvents`): sends the initial
+    /// events (and, for `sendInitialEvents`, the bookmark that ends them), then
+    /// every input event whose version is above `resource_version`, until the
+    /// watcher is stopped, its deadline passes, or its client goes. Dropping
+    /// `result` at the end closes the client's stream.
     pub async fn process(
         self: Arc<Self>,
         mut input: mpsc::Receiver<Arc<WatchCacheEvent>>,
@@ -326,7 +349,8 @@ impl CacheWatcher {
             }
         }
         if open && let Some(rv) = initial_events_end {
-            let end = WatcherEvent::Bookmark(Bookmark::initial_events_end(rv.to_string()));
+            let end =
+                WatcherEvent::Bookmark(Bookmark::initial_events_end(rv.to_string()));
             open = self.send(end, &result).await;
         }
         drop(initial_events);
@@ -411,22 +435,28 @@ mod tests {
             WatcherEvent::Bookmark(b) => {
                 Some((EventType::Bookmark, String::new(), b.resource_version))
             }
-            WatcherEvent::Error(_) => Some((EventType::Error, String::new(), String::new())),
+            WatcherEvent::Error(_) => {
+                Some((EventType::Error, String::new(), String::new()))
+            }
         }
     }
 
     mod ex5_convert {
         use super::*;
 
-        /// Upstream's `TestCacheWatcherCleanupNotBlockedByResult`-era filter table, for a
-        /// watcher of pods on `node-1`: a pod scheduled there, moved away, back, deleted.
+        /// Upstream's `TestCacheWatcherCleanupNotBlockedByResult`-era filter table,
+        /// for a watcher of pods on `node-1`: a pod scheduled there, moved
+        /// away, back, deleted.
         #[test]
         fn ex5_convert_follows_a_pod_across_nodes() {
             let (watcher, _channels) =
                 CacheWatcher::new(10, on_node("node-1"), None, false, "t".into());
-            let e = |t, cur, prev| summary(watcher.convert_to_watch_event(&event(t, cur, prev)));
-            let ev =
-                |t: EventType, node: &str, rv: &str| Some((t, node.to_string(), rv.to_string()));
+            let e = |t, cur, prev| {
+                summary(watcher.convert_to_watch_event(&event(t, cur, prev)))
+            };
+            let ev = |t: EventType, node: &str, rv: &str| {
+                Some((t, node.to_string(), rv.to_string()))
+            };
             // Created elsewhere: nothing.
             assert_eq!(e(EventType::Added, pod("p", 1, ""), None), None);
             // Scheduled onto node-1: Added.
@@ -465,7 +495,8 @@ mod tests {
                 ),
                 None
             );
-            // Back, then deleted while on node-1: Added, then Deleted at the delete's version.
+            // Back, then deleted while on node-1: Added, then Deleted at the
+            // delete's version.
             assert_eq!(
                 e(
                     EventType::Modified,
@@ -495,8 +526,10 @@ mod tests {
 
         #[test]
         fn ex5_convert_shares_the_deleted_object_between_watchers() {
-            let (a, _ca) = CacheWatcher::new(10, on_node("node-1"), None, false, "a".into());
-            let (b, _cb) = CacheWatcher::new(10, on_node("node-1"), None, false, "b".into());
+            let (a, _ca) =
+                CacheWatcher::new(10, on_node("node-1"), None, false, "a".into());
+            let (b, _cb) =
+                CacheWatcher::new(10, on_node("node-1"), None, false, "b".into());
             let moved = event(
                 EventType::Modified,
                 pod("p", 4, "node-2"),
@@ -565,8 +598,13 @@ mod tests {
     async fn the_deadline_ends_the_watch_and_bookmarks_come_two_seconds_before_it() {
         let now = Instant::now();
         let deadline = now + Duration::from_secs(10);
-        let (watcher, channels) =
-            CacheWatcher::new(10, WatchFilter::default(), Some(deadline), true, "t".into());
+        let (watcher, channels) = CacheWatcher::new(
+            10,
+            WatchFilter::default(),
+            Some(deadline),
+            true,
+            "t".into(),
+        );
         assert_eq!(
             watcher.next_bookmark_time(now, Duration::from_secs(60)),
             Some(deadline - Duration::from_secs(2))
@@ -576,7 +614,10 @@ mod tests {
             Some(now + Duration::from_secs(5))
         );
         assert_eq!(
-            watcher.next_bookmark_time(deadline - Duration::from_secs(1), Duration::from_secs(5)),
+            watcher.next_bookmark_time(
+                deadline - Duration::from_secs(1),
+                Duration::from_secs(5)
+            ),
             None
         );
         let mut result = channels.result_rx;

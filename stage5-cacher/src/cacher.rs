@@ -1,9 +1,10 @@
-//! Mirrors apiserver's `pkg/storage/cacher/cacher.go`: the watch cache of one resource type and
-//! its watchers.
+//! Mirrors apiserver's `pkg/storage/cacher/cacher.go`: the watch cache of one
+//! resource type and its watchers.
 //!
-//! A [`Cacher`] runs two tasks: a stage 3 [`Reflector`] that lists and watches the etcd3 storage
-//! into the [`WatchCache`], and the dispatcher, which hands every event to the interested
-//! [`CacheWatcher`]s. Reads and watches are served from memory; writes go to etcd.
+//! A [`Cacher`] runs two tasks: a stage 3 [`Reflector`] that lists and watches the
+//! etcd3 storage into the [`WatchCache`], and the dispatcher, which hands every
+//! event to the interested [`CacheWatcher`]s. Reads and watches are served from
+//! memory; writes go to etcd.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -14,8 +15,8 @@ use futures::future::BoxFuture;
 use futures::{FutureExt, Stream, StreamExt};
 use parking_lot::Mutex;
 use stage3_reflector::{
-    EventType, ListOptions, Reflector, ReflectorOptions, ResourceVersionMatch, Watch, WatchEvent,
-    WatchOptions,
+    EventType, ListOptions, Reflector, ReflectorOptions, ResourceVersionMatch,
+    Watch, WatchEvent, WatchOptions,
 };
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
@@ -33,11 +34,13 @@ use stage5_storage::encode::{
 };
 use stage5_storage::etcd3::Etcd3Store;
 use stage5_storage::{
-    ListResult, Preconditions, Storage, StorageError, UpdateFn, parse_resource_version,
+    ListResult, Preconditions, Storage, StorageError, UpdateFn,
+    parse_resource_version,
 };
 use stage5_storage::{Object, ResourceInfo, SelectionPredicate};
 
-/// Mirrors `defaultBookmarkFrequency`: how often a bookmark-allowing watcher gets a bookmark.
+/// Mirrors `defaultBookmarkFrequency`: how often a bookmark-allowing watcher gets a
+/// bookmark.
 pub const DEFAULT_BOOKMARK_FREQUENCY: Duration = Duration::from_secs(60);
 /// How often a waiting consistent read asks etcd for progress (upstream's
 /// `progressRequestPeriod`).
@@ -87,7 +90,8 @@ impl CacherConfig {
 pub struct CacherStats {
     /// Live watchers.
     pub watchers: usize,
-    /// Events the dispatcher has handed out (each once, however many watchers got it).
+    /// Events the dispatcher has handed out (each once, however many watchers got
+    /// it).
     pub events_dispatched: u64,
     /// Watchers closed because they could not keep up.
     pub watchers_terminated_slow: u64,
@@ -112,7 +116,8 @@ pub struct WatcherInfo {
     pub age: Duration,
 }
 
-/// Where a watcher listens: `namespacedName` in upstream's `indexedWatchers.allWatchers`.
+/// Where a watcher listens: `namespacedName` in upstream's
+/// `indexedWatchers.allWatchers`.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 struct Scope {
     namespace: String,
@@ -120,8 +125,8 @@ struct Scope {
 }
 
 // ANCHOR: indexed_watchers
-/// Mirrors `indexedWatchers`: watchers without a trigger value by scope, watchers with one by
-/// value.
+/// Mirrors `indexedWatchers`: watchers without a trigger value by scope, watchers
+/// with one by value.
 #[derive(Default)]
 struct IndexedWatchers {
     all: HashMap<Scope, HashMap<usize, Arc<CacheWatcher>>>,
@@ -137,15 +142,26 @@ enum Registration {
 }
 
 impl IndexedWatchers {
-    fn add(&mut self, index: usize, registration: &Registration, watcher: Arc<CacheWatcher>) {
+    fn add(
+        &mut self,
+        index: usize,
+        registration: &Registration,
+        watcher: Arc<CacheWatcher>,
+    ) {
         match registration {
             Registration::Scope(scope) => self.all.entry(scope.clone()).or_default(),
-            Registration::Trigger(value) => self.value.entry(value.clone()).or_default(),
+            Registration::Trigger(value) => {
+                self.value.entry(value.clone()).or_default()
+            }
         }
         .insert(index, watcher);
     }
 
-    fn remove(&mut self, index: usize, registration: &Registration) -> Option<Arc<CacheWatcher>> {
+    fn remove(
+        &mut self,
+        index: usize,
+        registration: &Registration,
+    ) -> Option<Arc<CacheWatcher>> {
         match registration {
             Registration::Scope(scope) => {
                 let set = self.all.get_mut(scope)?;
@@ -184,8 +200,8 @@ impl IndexedWatchers {
 }
 
 // ANCHOR: bookmark_buckets
-/// Mirrors `watcherBookmarkTimeBuckets`: watchers by the second (since creation) at which each
-/// is due a bookmark.
+/// Mirrors `watcherBookmarkTimeBuckets`: watchers by the second (since creation) at
+/// which each is due a bookmark.
 pub struct BookmarkBuckets {
     buckets: HashMap<u64, Vec<Arc<CacheWatcher>>>,
     created: Instant,
@@ -204,10 +220,11 @@ impl BookmarkBuckets {
         }
     }
 
-    /// Mirrors `addWatcher`: files the watcher under the second of its next bookmark. False if it
-    /// is due none (its deadline is too close).
+    /// Mirrors `addWatcher`: files the watcher under the second of its next
+    /// bookmark. False if it is due none (its deadline is too close).
     pub fn add_watcher(&mut self, watcher: Arc<CacheWatcher>) -> bool {
-        let Some(next) = watcher.next_bookmark_time(Instant::now(), self.frequency) else {
+        let Some(next) = watcher.next_bookmark_time(Instant::now(), self.frequency)
+        else {
             return false;
         };
         let bucket = next
@@ -260,7 +277,8 @@ struct CacherInner {
 }
 
 // ANCHOR: cacher
-/// Mirrors `Cacher`. Dropping it (or [`Cacher::stop`]) stops its tasks and ends every watch.
+/// Mirrors `Cacher`. Dropping it (or [`Cacher::stop`]) stops its tasks and ends
+/// every watch.
 pub struct Cacher {
     inner: Arc<CacherInner>,
     tasks: Mutex<Vec<JoinHandle<()>>>,
@@ -279,18 +297,21 @@ impl std::fmt::Debug for Cacher {
 
 impl Cacher {
     // ANCHOR: new_cacher
-    /// Mirrors `NewCacherFromConfig` + `startCaching`: the watch cache, its Reflector over the
-    /// etcd3 storage, and the dispatcher, all started on the current runtime.
+    /// Mirrors `NewCacherFromConfig` + `startCaching`: the watch cache, its
+    /// Reflector over the etcd3 storage, and the dispatcher, all started on the
+    /// current runtime.
     pub fn new(storage: Etcd3Store, config: CacherConfig) -> Arc<Cacher> {
         let info = storage.info().clone();
-        let (incoming_tx, incoming_rx) = mpsc::unbounded_channel::<Arc<WatchCacheEvent>>();
+        let (incoming_tx, incoming_rx) =
+            mpsc::unbounded_channel::<Arc<WatchCacheEvent>>();
         let stop = CancellationToken::new();
         let inner = Arc::new_cyclic(|weak: &Weak<CacherInner>| {
             let on_replace = weak.clone();
             let watch_cache = Arc::new(WatchCache::new(
                 info.clone(),
                 config.watch_cache.clone(),
-                // `processEvent`: queue for the dispatcher (never blocks the Reflector).
+                // `processEvent`: queue for the dispatcher (never blocks the
+                // Reflector).
                 Some(Box::new(move |event| {
                     let _ = incoming_tx.send(event);
                 })),
@@ -308,7 +329,9 @@ impl Cacher {
                 state: Mutex::new(CacherState {
                     watchers: IndexedWatchers::default(),
                     watcher_idx: 0,
-                    bookmark_watchers: BookmarkBuckets::new(config.bookmark_frequency),
+                    bookmark_watchers: BookmarkBuckets::new(
+                        config.bookmark_frequency,
+                    ),
                 }),
                 ready: tokio::sync::watch::Sender::new(false),
                 listed_once: AtomicBool::new(false),
@@ -328,8 +351,10 @@ impl Cacher {
                 .resource_version_updater(Arc::clone(&inner.watch_cache) as _),
         );
         let reflector_stop = stop.child_token();
-        let reflector_task = tokio::spawn(async move { reflector.run(reflector_stop).await });
-        let dispatcher_task = tokio::spawn(Arc::clone(&inner).dispatch_events(incoming_rx));
+        let reflector_task =
+            tokio::spawn(async move { reflector.run(reflector_stop).await });
+        let dispatcher_task =
+            tokio::spawn(Arc::clone(&inner).dispatch_events(incoming_rx));
         Arc::new(Cacher {
             inner,
             tasks: Mutex::new(vec![reflector_task, dispatcher_task]),
@@ -373,7 +398,10 @@ impl Cacher {
         CacherStats {
             watchers,
             events_dispatched: self.inner.events_dispatched.load(Ordering::Relaxed),
-            watchers_terminated_slow: self.inner.watchers_terminated_slow.load(Ordering::Relaxed),
+            watchers_terminated_slow: self
+                .inner
+                .watchers_terminated_slow
+                .load(Ordering::Relaxed),
             capacity: self.inner.watch_cache.capacity(),
             resource_version: self.inner.watch_cache.resource_version(),
             ready: self.is_ready(),
@@ -401,8 +429,8 @@ impl Cacher {
         out
     }
 
-    /// Mirrors `Cacher.Stop`: stops the Reflector and the dispatcher and ends every watch.
-    /// Idempotent; waits for the tasks to finish.
+    /// Mirrors `Cacher.Stop`: stops the Reflector and the dispatcher and ends every
+    /// watch. Idempotent; waits for the tasks to finish.
     pub async fn stop(&self) {
         self.inner.stop.cancel();
         self.inner.terminate_all_watchers();
@@ -417,14 +445,14 @@ impl Cacher {
     ///
     /// 1. Parse the resource version (bad: 400).
     /// 2. Not ready: 429.
-    /// 3. Work out the indexed trigger (pods: `spec.nodeName` pinned by the field selector) and
-    ///    the channel size.
-    /// 4. Under the watch cache's read lock, take the initial events and register the watcher
-    ///    under the Cacher's lock, so no event slips in between.
+    /// 3. Work out the indexed trigger (pods: `spec.nodeName` pinned by the field
+    ///    selector) and the channel size.
+    /// 4. Under the watch cache's read lock, take the initial events and register
+    ///    the watcher under the Cacher's lock, so no event slips in between.
     /// 5. Start its process task.
     ///
-    /// An error taking the initial events (a version below the window: 410) becomes one Error
-    /// event in an otherwise empty watch, not a failed request.
+    /// An error taking the initial events (a version below the window: 410) becomes
+    /// one Error event in an otherwise empty watch, not a failed request.
     pub async fn watch_cached(
         &self,
         prefix: &str,
@@ -438,8 +466,8 @@ impl Cacher {
         }
         let send_initial_events = options.send_initial_events;
         if send_initial_events {
-            // A consistent start: the state at etcd's current revision (for "") or at least at
-            // the requested one.
+            // A consistent start: the state at etcd's current revision (for "") or
+            // at least at the requested one.
             let required = if options.resource_version.is_empty() {
                 inner.storage.current_resource_version().await?
             } else {
@@ -458,9 +486,10 @@ impl Cacher {
         } else {
             None
         };
-        let chan_size = inner
-            .watch_cache
-            .suggested_watch_channel_size(inner.has_trigger, trigger_value.is_some());
+        let chan_size = inner.watch_cache.suggested_watch_channel_size(
+            inner.has_trigger,
+            trigger_value.is_some(),
+        );
         let deadline = options
             .timeout_seconds
             .map(|s| Instant::now() + Duration::from_secs(u64::from(s)));
@@ -496,7 +525,9 @@ impl Cacher {
         let (initial_events, start_rv) = {
             let cache = inner.watch_cache.read();
             let since = if send_initial_events { 0 } else { watch_rv };
-            let initial_events = match cache.get_all_events_since_thread_unsafe(since) {
+            let initial_events = match cache
+                .get_all_events_since_thread_unsafe(since)
+            {
                 Ok(events) => events,
                 Err(err) => return Ok(CacherWatch::error(inner.info.clone(), err)),
             };
@@ -523,8 +554,9 @@ impl Cacher {
             }
             (initial_events, start_rv)
         };
-        let initial_events_end =
-            (send_initial_events && options.allow_watch_bookmarks).then_some(start_rv);
+        let initial_events_end = (send_initial_events
+            && options.allow_watch_bookmarks)
+            .then_some(start_rv);
         tokio::spawn(Arc::clone(&watcher).process(
             channels.input,
             channels.result_tx,
@@ -541,10 +573,11 @@ impl Cacher {
     // ANCHOR_END: watch
 
     // ANCHOR: get_list
-    /// Mirrors `Cacher.GetList`: `""` is a consistent read (etcd's current revision, then wait
-    /// until the cache has it), `"0"` is whatever the cache has, a version waits (up to 3 s)
-    /// until the cache has caught up. Exact reads, continue tokens and limits with a version
-    /// other than `"0"`, or a cache that is not ready, go to etcd.
+    /// Mirrors `Cacher.GetList`: `""` is a consistent read (etcd's current revision,
+    /// then wait until the cache has it), `"0"` is whatever the cache has, a
+    /// version waits (up to 3 s) until the cache has caught up. Exact reads,
+    /// continue tokens and limits with a version other than `"0"`, or a cache
+    /// that is not ready, go to etcd.
     pub async fn get_list_cached(
         &self,
         prefix: String,
@@ -567,7 +600,8 @@ impl Cacher {
             inner.wait_until_fresh(list_rv).await?;
         }
         let namespace = namespace_of_prefix(&inner.info, &prefix);
-        let (items, resource_version) = inner.watch_cache.list(namespace.as_deref(), &predicate);
+        let (items, resource_version) =
+            inner.watch_cache.list(namespace.as_deref(), &predicate);
         Ok(ListResult {
             items,
             resource_version,
@@ -580,11 +614,15 @@ impl Cacher {
 
 impl CacherInner {
     // ANCHOR: wait_until_fresh
-    /// Mirrors `waitUntilFreshAndBlock` with the `progressRequester`: waits up to 3 s for the
-    /// cache to reach `resource_version`, asking etcd for a progress notification every 100 ms
-    /// meanwhile. Without that, a cache of a quiet resource would never learn that etcd's
-    /// revision (moved by other resources' writes) has nothing for it.
-    async fn wait_until_fresh(&self, resource_version: u64) -> Result<(), StorageError> {
+    /// Mirrors `waitUntilFreshAndBlock` with the `progressRequester`: waits up to 3
+    /// s for the cache to reach `resource_version`, asking etcd for a progress
+    /// notification every 100 ms meanwhile. Without that, a cache of a quiet
+    /// resource would never learn that etcd's revision (moved by other
+    /// resources' writes) has nothing for it.
+    async fn wait_until_fresh(
+        &self,
+        resource_version: u64,
+    ) -> Result<(), StorageError> {
         let deadline = Instant::now() + crate::watch_cache::BLOCK_TIMEOUT;
         loop {
             if self.watch_cache.resource_version() >= resource_version {
@@ -607,8 +645,9 @@ impl CacherInner {
     // ANCHOR_END: wait_until_fresh
 
     // ANCHOR: forget_watcher
-    /// Called after every replace (relist): the first makes the cache ready; a later one means
-    /// the cache may have missed events, so every watcher is closed and clients watch again.
+    /// Called after every replace (relist): the first makes the cache ready; a later
+    /// one means the cache may have missed events, so every watcher is closed
+    /// and clients watch again.
     fn on_replace(&self) {
         if self.listed_once.swap(true, Ordering::AcqRel) {
             self.terminate_all_watchers();
@@ -634,9 +673,10 @@ impl CacherInner {
     // ANCHOR_END: forget_watcher
 
     // ANCHOR: dispatch_events
-    /// Mirrors `Cacher.dispatchEvents`: dispatch each event from the watch cache (but not the
-    /// bookmarks from storage, which only move the version), and on a 1 s ± 25 % timer send
-    /// bookmarks at the last processed version to the watchers that are due one.
+    /// Mirrors `Cacher.dispatchEvents`: dispatch each event from the watch cache
+    /// (but not the bookmarks from storage, which only move the version), and on
+    /// a 1 s ± 25 % timer send bookmarks at the last processed version to the
+    /// watchers that are due one.
     async fn dispatch_events(
         self: Arc<Self>,
         mut incoming: mpsc::UnboundedReceiver<Arc<WatchCacheEvent>>,
@@ -689,8 +729,9 @@ impl CacherInner {
     }
 
     // ANCHOR: dispatch_event
-    /// Mirrors `Cacher.dispatchEvent`: a non-blocking add to every interested watcher; then the
-    /// blocked ones share one timer from the time budget; those still blocked are closed.
+    /// Mirrors `Cacher.dispatchEvent`: a non-blocking add to every interested
+    /// watcher; then the blocked ones share one timer from the time budget;
+    /// those still blocked are closed.
     async fn dispatch_event(&self, event: &Arc<WatchCacheEvent>) {
         // ANCHOR: ex5-dispatch
         let (watchers, expired_bookmark_watchers) = self.start_dispatching(event);
@@ -728,8 +769,8 @@ impl CacherInner {
     }
     // ANCHOR_END: dispatch_event
 
-    /// The watcher could not take an event in time: close it (the client will watch again from
-    /// its last version).
+    /// The watcher could not take an event in time: close it (the client will watch
+    /// again from its last version).
     fn close_unresponsive(&self, watcher: &CacheWatcher) {
         tracing::info!(
             resource = self.info.plural,
@@ -743,10 +784,11 @@ impl CacherInner {
     }
 
     // ANCHOR: start_dispatching
-    /// Mirrors `Cacher.startDispatching`: the watchers interested in the event. For a bookmark:
-    /// those due one. Otherwise: those scoped to the event's namespace and name (and the
-    /// unscoped), plus those whose trigger value is the event's new or previous node name (all
-    /// trigger watchers when the resource has no trigger).
+    /// Mirrors `Cacher.startDispatching`: the watchers interested in the event. For
+    /// a bookmark: those due one. Otherwise: those scoped to the event's
+    /// namespace and name (and the unscoped), plus those whose trigger value is
+    /// the event's new or previous node name (all trigger watchers when the
+    /// resource has no trigger).
     fn start_dispatching(
         &self,
         event: &WatchCacheEvent,
@@ -766,7 +808,8 @@ impl CacherInner {
             }
             return (buffer, expired);
         }
-        let namespace = field_value(&event.obj_fields, "metadata.namespace").unwrap_or("");
+        let namespace =
+            field_value(&event.obj_fields, "metadata.namespace").unwrap_or("");
         let name = field_value(&event.obj_fields, "metadata.name").unwrap_or("");
         let mut scopes = vec![Scope::default()];
         if !name.is_empty() {
@@ -794,9 +837,14 @@ impl CacherInner {
         }
         if self.has_trigger {
             let mut values: HashSet<&str> = HashSet::new();
-            values.insert(field_value(&event.obj_fields, "spec.nodeName").unwrap_or(""));
+            values.insert(
+                field_value(&event.obj_fields, "spec.nodeName").unwrap_or(""),
+            );
             if event.prev_object.is_some() {
-                values.insert(field_value(&event.prev_obj_fields, "spec.nodeName").unwrap_or(""));
+                values.insert(
+                    field_value(&event.prev_obj_fields, "spec.nodeName")
+                        .unwrap_or(""),
+                );
             }
             for value in values {
                 if let Some(set) = state.watchers.value.get(value) {
@@ -812,7 +860,8 @@ impl CacherInner {
     }
     // ANCHOR_END: start_dispatching
 
-    /// Mirrors `finishDispatching`: watchers that just got a bookmark are filed for the next one.
+    /// Mirrors `finishDispatching`: watchers that just got a bookmark are filed for
+    /// the next one.
     fn finish_dispatching(&self, expired_bookmark_watchers: Vec<Arc<CacheWatcher>>) {
         if expired_bookmark_watchers.is_empty() {
             return;
@@ -831,19 +880,21 @@ fn jittered(period: Duration) -> Duration {
     period.mul_f64(0.75 + rand::random::<f64>() * 0.5)
 }
 
-/// The namespace a list or watch prefix is scoped to: `/registry/pods/default/` → `default`.
+/// The namespace a list or watch prefix is scoped to: `/registry/pods/default/` →
+/// `default`.
 fn namespace_of_prefix(info: &ResourceInfo, prefix: &str) -> Option<String> {
     if !info.namespaced {
         return None;
     }
     let rest = prefix.strip_prefix(&info.key_prefix())?;
     let namespace = rest.trim_end_matches('/');
-    (!namespace.is_empty() && !namespace.contains('/')).then(|| namespace.to_string())
+    (!namespace.is_empty() && !namespace.contains('/'))
+        .then(|| namespace.to_string())
 }
 
 // ANCHOR: cacher_watch_stream
-/// The client's end of a cache watch: the watcher's result channel. Dropping it forgets the
-/// watcher.
+/// The client's end of a cache watch: the watcher's result channel. Dropping it
+/// forgets the watcher.
 pub struct CacherWatch {
     info: ResourceInfo,
     rx: mpsc::Receiver<WatcherEvent>,
@@ -881,7 +932,8 @@ impl CacherWatch {
         }))
     }
 
-    /// As encoded lines: each object's JSON is shared by every watcher (serialize once).
+    /// As encoded lines: each object's JSON is shared by every watcher (serialize
+    /// once).
     pub fn into_encoded(self) -> EncodedWatch {
         let info = self.info.clone();
         self.map(move |event| match event {
@@ -891,7 +943,10 @@ impl CacherWatch {
             },
             WatcherEvent::Bookmark(bookmark) => EncodedEvent {
                 event_type: EventType::Bookmark,
-                line: encode_line(EventType::Bookmark, &encode_bookmark(&info, &bookmark)),
+                line: encode_line(
+                    EventType::Bookmark,
+                    &encode_bookmark(&info, &bookmark),
+                ),
             },
             WatcherEvent::Error(status) => EncodedEvent {
                 event_type: EventType::Error,
@@ -926,7 +981,11 @@ impl Storage for Cacher {
         &self.inner.info
     }
 
-    fn create(&self, key: String, obj: Object) -> BoxFuture<'_, Result<Arc<Object>, StorageError>> {
+    fn create(
+        &self,
+        key: String,
+        obj: Object,
+    ) -> BoxFuture<'_, Result<Arc<Object>, StorageError>> {
         self.inner.storage.create_object(key, obj).boxed()
     }
 

@@ -1,10 +1,10 @@
 //! Mirrors apiserver's `pkg/storage/cacher/caching_object.go`: serialize once.
 //!
 //! A watch event goes to every interested watcher. Upstream wraps the object in a
-//! `cachingObject`, which remembers its encoding per serializer, so a thousand watchers cost one
-//! `json.Marshal`. [`CachedObject`] does the same for the one encoding this server speaks, and
-//! also keeps the finished watch line per event type, so a watcher's write is a reference-count
-//! increment.
+//! `cachingObject`, which remembers its encoding per serializer, so a thousand
+//! watchers cost one `json.Marshal`. [`CachedObject`] does the same for the one
+//! encoding this server speaks, and also keeps the finished watch line per event
+//! type, so a watcher's write is a reference-count increment.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -17,8 +17,8 @@ use stage5_storage::encode::{encode_line, encode_object};
 static OBJECTS_ENCODED: AtomicU64 = AtomicU64::new(0);
 static BYTES_ENCODED: AtomicU64 = AtomicU64::new(0);
 
-/// How many objects [`CachedObject::json`] has encoded in this process, and how many bytes: the
-/// cost of "serialize once", for benches and metrics.
+/// How many objects [`CachedObject::json`] has encoded in this process, and how many
+/// bytes: the cost of "serialize once", for benches and metrics.
 pub fn encode_counters() -> (u64, u64) {
     (
         OBJECTS_ENCODED.load(Ordering::Relaxed),
@@ -27,13 +27,14 @@ pub fn encode_counters() -> (u64, u64) {
 }
 
 // ANCHOR: cached_object
-/// An object and, once some watcher needs it, its JSON: upstream's `cachingObject`. Every watcher
-/// that sends this object shares one encoding.
+/// An object and, once some watcher needs it, its JSON: upstream's `cachingObject`.
+/// Every watcher that sends this object shares one encoding.
 #[derive(Debug)]
 pub struct CachedObject {
     object: Arc<Object>,
     json: OnceLock<Bytes>,
-    /// The finished watch lines, per event type (Added, Modified, Deleted), also shared.
+    /// The finished watch lines, per event type (Added, Modified, Deleted), also
+    /// shared.
     lines: [OnceLock<Bytes>; 3],
 }
 
@@ -62,8 +63,8 @@ impl CachedObject {
         })
     }
 
-    /// The whole watch line (`{"type":…,"object":…}\n`) for this object, built once per event
-    /// type and shared by every watcher that sends it.
+    /// The whole watch line (`{"type":…,"object":…}\n`) for this object, built once
+    /// per event type and shared by every watcher that sends it.
     pub fn line(&self, event_type: EventType) -> Bytes {
         let slot = match event_type {
             EventType::Added => &self.lines[0],
@@ -84,7 +85,8 @@ mod tests {
 
     #[test]
     fn one_encoding_and_one_line_per_event_type_are_shared() {
-        let pod = Arc::new(Object::new(&ResourceInfo::PODS, Some("default"), "web-0"));
+        let pod =
+            Arc::new(Object::new(&ResourceInfo::PODS, Some("default"), "web-0"));
         let cached = CachedObject::new(pod);
         let json = cached.json().clone();
         assert!(std::ptr::eq(json.as_ptr(), cached.json().as_ptr()));

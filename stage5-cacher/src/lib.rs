@@ -1,9 +1,10 @@
 //! # Stage 5b: the watch cache (`k8s.io/apiserver/pkg/storage/cacher`)
 //!
-//! Source document 000. The apiserver does not let every watcher watch etcd: one [`Cacher`] per
-//! resource type lists and watches the etcd3 storage (stage 5a) with a stage 3 Reflector into a
-//! [`WatchCache`] (a stage 1 indexer plus a ring of recent events), and fans every event out to
-//! its [`CacheWatcher`]s from memory. Writes pass through to etcd.
+//! Source document 000. The apiserver does not let every watcher watch etcd: one
+//! [`Cacher`] per resource type lists and watches the etcd3 storage (stage 5a) with
+//! a stage 3 Reflector into a [`WatchCache`] (a stage 1 indexer plus a ring of
+//! recent events), and fans every event out to its [`CacheWatcher`]s from memory.
+//! Writes pass through to etcd.
 //!
 //! | Go (`pkg/storage/cacher`)                               | Rust                                        |
 //! |---------------------------------------------------------|---------------------------------------------|
@@ -24,9 +25,10 @@
 //! | `lister_watcher.go` `listerWatcher`                     | [`StorageListerWatcher`]                    |
 //! | `metrics.go` (the counters the HTTP edge exports)       | [`CacherStats`], [`WatcherInfo`]            |
 //!
-//! The path of one event through this crate, from the storage below to the HTTP edge above, is
-//! drawn in `stage5_storage`'s crate documentation; here it runs
-//! `lister_watcher.rs → watch_cache.rs → caching_object.rs → cacher.rs → cache_watcher.rs`.
+//! The path of one event through this crate, from the storage below to the HTTP edge
+//! above, is drawn in `stage5_storage`'s crate documentation; here it runs
+//! `lister_watcher.rs → watch_cache.rs → caching_object.rs → cacher.rs →
+//! cache_watcher.rs`.
 
 pub mod cache_watcher;
 pub mod cacher;

@@ -1,12 +1,14 @@
-//! Mirrors apiserver's `pkg/storage/cacher/lister_watcher.go`: the `cacherListerWatcher` through
-//! which the Cacher's Reflector (stage 3) lists and watches the etcd3 storage.
+//! Mirrors apiserver's `pkg/storage/cacher/lister_watcher.go`: the
+//! `cacherListerWatcher` through which the Cacher's Reflector (stage 3) lists and
+//! watches the etcd3 storage.
 
 use stage3_reflector::{ListOptions, ListPage, ListerWatcher, Watch, WatchOptions};
 use stage5_storage::etcd3::Etcd3Store;
 use stage5_storage::{Object, SelectionPredicate, Storage, StorageError};
 
-/// The Cacher's ListerWatcher: the etcd3 storage's list and watch (`storage.GetList` and
-/// `storage.Watch` with progress notifications), as apiserver's `cacherListerWatcher`.
+/// The Cacher's ListerWatcher: the etcd3 storage's list and watch (`storage.GetList`
+/// and `storage.Watch` with progress notifications), as apiserver's
+/// `cacherListerWatcher`.
 #[derive(Clone, Debug)]
 pub struct StorageListerWatcher {
     storage: Etcd3Store,
@@ -40,7 +42,10 @@ impl ListerWatcher<Object> for StorageListerWatcher {
         )
     }
 
-    async fn watch(&self, options: WatchOptions) -> Result<Watch<Object>, stage3_reflector::Error> {
+    async fn watch(
+        &self,
+        options: WatchOptions,
+    ) -> Result<Watch<Object>, stage3_reflector::Error> {
         let prefix = self.storage.info().key_prefix();
         self.storage
             .watch_objects(prefix, options, SelectionPredicate::default())

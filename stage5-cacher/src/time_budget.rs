@@ -1,10 +1,11 @@
-//! Mirrors apiserver's `pkg/storage/cacher/time_budget.go`: how long the dispatcher may wait for
-//! blocked watchers.
+//! Mirrors apiserver's `pkg/storage/cacher/time_budget.go`: how long the dispatcher
+//! may wait for blocked watchers.
 //!
-//! Each event may wait for slow watchers, but the waiting is paid from a budget that refills at
-//! 50 ms per second and holds at most 100 ms. What a dispatch does not use goes back. A watcher
-//! that is still blocked when the budget runs out is closed: one slow client can't slow the
-//! events of every other client by more than 5 %.
+//! Each event may wait for slow watchers, but the waiting is paid from a budget that
+//! refills at 50 ms per second and holds at most 100 ms. What a dispatch does not
+//! use goes back. A watcher that is still blocked when the budget runs out is
+//! closed: one slow client can't slow the events of every other client by more than
+//! 5 %.
 
 use std::time::Duration;
 
@@ -49,8 +50,8 @@ impl TimeBudget {
         }
     }
 
-    /// Mirrors `takeAvailable`: adds what accrued since the last call (refresh × elapsed
-    /// seconds, capped at the maximum) and takes all of it.
+    /// Mirrors `takeAvailable`: adds what accrued since the last call (refresh ×
+    /// elapsed seconds, capped at the maximum) and takes all of it.
     pub fn take_available(&self) -> Duration {
         // ANCHOR: ex5-time-budget
         let mut state = self.state.lock();
@@ -63,7 +64,8 @@ impl TimeBudget {
         // ANCHOR_END: ex5-time-budget
     }
 
-    /// Mirrors `returnUnused`: gives back what a dispatch did not use (never above the maximum).
+    /// Mirrors `returnUnused`: gives back what a dispatch did not use (never above
+    /// the maximum).
     pub fn return_unused(&self, unused: Duration) {
         let mut state = self.state.lock();
         state.budget = (state.budget + unused).min(self.max_budget);

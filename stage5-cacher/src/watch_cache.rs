@@ -1,22 +1,23 @@
-//! Mirrors apiserver's `pkg/storage/cacher/watch_cache.go`: the in-memory state of one resource
-//! type and a sliding window of its recent events.
+//! Mirrors apiserver's `pkg/storage/cacher/watch_cache.go`: the in-memory state of
+//! one resource type and a sliding window of its recent events.
 //!
-//! The watch cache is the store the Cacher's Reflector (stage 3) writes into. For every change
-//! it keeps:
-//! - the current object, in a stage 1 [`ThreadSafeStore`] indexed by namespace (and, for pods, by
-//!   `spec.nodeName`), so lists are served from memory;
-//! - a [`WatchCacheEvent`] in a ring buffer, so a watch can start from a recent resource version
-//!   without going to etcd.
+//! The watch cache is the store the Cacher's Reflector (stage 3) writes into. For
+//! every change it keeps:
+//! - the current object, in a stage 1 [`ThreadSafeStore`] indexed by namespace (and,
+//!   for pods, by `spec.nodeName`), so lists are served from memory;
+//! - a [`WatchCacheEvent`] in a ring buffer, so a watch can start from a recent
+//!   resource version without going to etcd.
 //!
-//! The ring grows and shrinks between 100 and 102,400 events, aiming to hold the last 75 s.
+//! The ring grows and shrinks between 100 and 102,400 events, aiming to hold the
+//! last 75 s.
 
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use parking_lot::{RwLock, RwLockReadGuard};
 use stage1_store::{
-    BoxError, IndexValues, KeyGetter, KeyLister, Store, StoreError, ThreadSafeStore, index_func,
-    indexers, meta_namespace_key_func,
+    BoxError, IndexValues, KeyGetter, KeyLister, Store, StoreError, ThreadSafeStore,
+    index_func, indexers, meta_namespace_key_func,
 };
 use stage3_reflector::{EventType, ResourceVersionUpdater};
 use tokio::sync::watch;
@@ -34,9 +35,11 @@ pub const DEFAULT_LOWER_BOUND_CAPACITY: usize = 100;
 pub const DEFAULT_UPPER_BOUND_CAPACITY: usize = 100 * 1024;
 /// Mirrors `eventFreshDuration`: how much history the ring aims to hold.
 pub const EVENT_FRESH_DURATION: Duration = Duration::from_secs(75);
-/// Mirrors `blockTimeout`: how long a read waits for the cache to reach a resource version.
+/// Mirrors `blockTimeout`: how long a read waits for the cache to reach a resource
+/// version.
 pub const BLOCK_TIMEOUT: Duration = Duration::from_secs(3);
-/// The store index of pods by node: the Cacher's indexed trigger (`f:spec.nodeName`).
+/// The store index of pods by node: the Cacher's indexed trigger
+/// (`f:spec.nodeName`).
 pub const NODE_NAME_INDEX: &str = "f:spec.nodeName";
 /// The store index by namespace.
 pub const NAMESPACE_INDEX: &str = "namespace";
@@ -51,7 +54,8 @@ pub const MAX_WATCH_CHAN_SIZE_WITH_INDEX_WITHOUT_TRIGGER: usize = 1000;
 pub const MAX_WATCH_CHAN_SIZE_WITHOUT_INDEX: usize = 100;
 
 // ANCHOR: watch_cache_event
-/// Mirrors `watchCacheEvent`: one change with everything a watcher's filter needs, computed once.
+/// Mirrors `watchCacheEvent`: one change with everything a watcher's filter needs,
+/// computed once.
 #[derive(Debug)]
 pub struct WatchCacheEvent {
     /// Added, Modified, Deleted or Bookmark.
@@ -70,8 +74,8 @@ pub struct WatchCacheEvent {
     pub resource_version: u64,
     /// When the cache recorded it (for the ring's resize rules).
     pub record_time: Instant,
-    /// The previous object stamped with this event's version: what a watcher whose filter the
-    /// object leaves receives as Deleted. Built once, on first use.
+    /// The previous object stamped with this event's version: what a watcher whose
+    /// filter the object leaves receives as Deleted. Built once, on first use.
     prev_at_event_version: OnceLock<Arc<CachedObject>>,
 }
 // ANCHOR_END: watch_cache_event
@@ -98,8 +102,8 @@ impl WatchCacheEvent {
         }
     }
 
-    /// The previous object with `metadata.resourceVersion` set to this event's version, shared by
-    /// every watcher that needs it.
+    /// The previous object with `metadata.resourceVersion` set to this event's
+    /// version, shared by every watcher that needs it.
     pub fn prev_object_at_event_version(&self) -> Option<&Arc<CachedObject>> {
         let prev = self.prev_object.as_ref()?;
         Some(self.prev_at_event_version.get_or_init(|| {
@@ -164,15 +168,16 @@ impl WatchCacheOptions {
 /// What the watch cache calls after each change (outside its lock): the Cacher's
 /// `processEvent`, which queues the event for dispatch.
 pub type EventHandler = Box<dyn Fn(Arc<WatchCacheEvent>) + Send + Sync>;
-/// What the watch cache calls after each replace (a relist): the Cacher marks itself ready.
+/// What the watch cache calls after each replace (a relist): the Cacher marks itself
+/// ready.
 pub type ReplaceHandler = Box<dyn Fn() + Send + Sync>;
 
 // ANCHOR: watch_cache
 /// Mirrors `watchCache`.
 ///
-/// Locking: one `RwLock` over the ring, the store and the versions. Writers are the Reflector
-/// (one task). The Cacher holds the read lock while it takes a watcher's initial events and
-/// registers it, so no event can slip between the two.
+/// Locking: one `RwLock` over the ring, the store and the versions. Writers are the
+/// Reflector (one task). The Cacher holds the read lock while it takes a watcher's
+/// initial events and registers it, so no event can slip between the two.
 pub struct WatchCache {
     info: ResourceInfo,
     inner: RwLock<Inner>,
@@ -305,10 +310,15 @@ impl WatchCache {
     }
 
     // ANCHOR: process_event
-    /// Mirrors `watchCache.processEvent`: builds the event (with the previous object from the
-    /// store), then, under the lock, appends it to the ring, updates the store and the resource
-    /// version; wakes waiters, and calls the event handler outside the lock.
-    pub fn process_event(&self, event_type: EventType, obj: Arc<Object>) -> Result<(), StoreError> {
+    /// Mirrors `watchCache.processEvent`: builds the event (with the previous object
+    /// from the store), then, under the lock, appends it to the ring, updates
+    /// the store and the resource version; wakes waiters, and calls the event
+    /// handler outside the lock.
+    pub fn process_event(
+        &self,
+        event_type: EventType,
+        obj: Arc<Object>,
+    ) -> Result<(), StoreError> {
         let key: Arc<str> = meta_namespace_key_func(&*obj)?.into();
         let resource_version = parse_rv(obj.resource_version())?;
         let fields = self.info.fields(&obj);
@@ -350,8 +360,8 @@ impl WatchCache {
     }
     // ANCHOR_END: process_event
 
-    /// Mirrors `watchCache.Replace`: a relist. The ring is emptied, the store replaced, the
-    /// versions set to the list's, and the cache becomes ready.
+    /// Mirrors `watchCache.Replace`: a relist. The ring is emptied, the store
+    /// replaced, the versions set to the list's, and the cache becomes ready.
     pub fn replace_objects(
         &self,
         objs: Vec<Arc<Object>>,
@@ -388,8 +398,9 @@ impl WatchCache {
         Ok(())
     }
 
-    /// Mirrors `watchCache.UpdateResourceVersion`: a bookmark moved the version without a change.
-    /// The handler gets a Bookmark event (which the Cacher records but does not forward).
+    /// Mirrors `watchCache.UpdateResourceVersion`: a bookmark moved the version
+    /// without a change. The handler gets a Bookmark event (which the Cacher
+    /// records but does not forward).
     pub fn update_resource_version_to(&self, resource_version: u64) {
         {
             let mut inner = self.inner.write();
@@ -402,10 +413,11 @@ impl WatchCache {
         if let Some(handler) = &self.event_handler {
             let bookmark = Object {
                 types: Some(self.info.type_meta()),
-                metadata: k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
-                    resource_version: Some(resource_version.to_string()),
-                    ..Default::default()
-                },
+                metadata:
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+                        resource_version: Some(resource_version.to_string()),
+                        ..Default::default()
+                    },
                 data: serde_json::Value::Object(Default::default()),
             };
             handler(Arc::new(WatchCacheEvent::new(
@@ -418,9 +430,13 @@ impl WatchCache {
         }
     }
 
-    /// Mirrors `watchCache.waitUntilFreshAndBlock`: waits (up to [`BLOCK_TIMEOUT`]) until the cache
-    /// has reached `resource_version`; else 504 with the `ResourceVersionTooLarge` cause.
-    pub async fn wait_until_fresh(&self, resource_version: u64) -> Result<(), StorageError> {
+    /// Mirrors `watchCache.waitUntilFreshAndBlock`: waits (up to [`BLOCK_TIMEOUT`])
+    /// until the cache has reached `resource_version`; else 504 with the
+    /// `ResourceVersionTooLarge` cause.
+    pub async fn wait_until_fresh(
+        &self,
+        resource_version: u64,
+    ) -> Result<(), StorageError> {
         self.wait_until_fresh_within(resource_version, BLOCK_TIMEOUT)
             .await
     }
@@ -432,7 +448,9 @@ impl WatchCache {
         timeout: Duration,
     ) -> Result<(), StorageError> {
         let mut rx = self.resource_version_tx.subscribe();
-        let waited = tokio::time::timeout(timeout, rx.wait_for(|rv| *rv >= resource_version)).await;
+        let waited =
+            tokio::time::timeout(timeout, rx.wait_for(|rv| *rv >= resource_version))
+                .await;
         match waited {
             Ok(Ok(_)) => Ok(()),
             _ => Err(StorageError::TooLargeResourceVersion {
@@ -452,9 +470,10 @@ impl WatchCache {
             .get_all_events_since_thread_unsafe(resource_version)
     }
 
-    /// Lists the cached objects under `namespace` (all when `None`) that `predicate` selects, in
-    /// key order, with the cache's resource version. Uses the node-name index when the field
-    /// selector pins `spec.nodeName` (upstream's `listItems` with `IndexFields`).
+    /// Lists the cached objects under `namespace` (all when `None`) that `predicate`
+    /// selects, in key order, with the cache's resource version. Uses the
+    /// node-name index when the field selector pins `spec.nodeName` (upstream's
+    /// `listItems` with `IndexFields`).
     pub fn list(
         &self,
         namespace: Option<&str>,
@@ -480,12 +499,16 @@ impl WatchCache {
         let mut selected: Vec<&Arc<StoreElement>> = elements
             .iter()
             .filter(|e| {
-                namespace.is_none_or(|ns| field_value(&e.fields, "metadata.namespace") == Some(ns))
+                namespace.is_none_or(|ns| {
+                    field_value(&e.fields, "metadata.namespace") == Some(ns)
+                })
             })
             .filter(|e| {
                 everything
-                    || predicate
-                        .matches_attrs(e.object.object().metadata.labels.as_ref(), &e.fields)
+                    || predicate.matches_attrs(
+                        e.object.object().metadata.labels.as_ref(),
+                        &e.fields,
+                    )
             })
             .collect();
         selected.sort_unstable_by(|a, b| a.key.cmp(&b.key));
@@ -503,10 +526,15 @@ impl WatchCache {
         self.inner.read().store.get(key)
     }
 
-    /// Mirrors `watchCache.suggestedWatchChannelSize`: room for about one second of history
-    /// (capacity / 75 s, at least 10), capped at 10 for a watcher with an index and a trigger
-    /// value, 1000 with an index but no trigger value, and 100 without an index.
-    pub fn suggested_watch_channel_size(&self, index_exists: bool, trigger_used: bool) -> usize {
+    /// Mirrors `watchCache.suggestedWatchChannelSize`: room for about one second of
+    /// history (capacity / 75 s, at least 10), capped at 10 for a watcher with
+    /// an index and a trigger value, 1000 with an index but no trigger value,
+    /// and 100 without an index.
+    pub fn suggested_watch_channel_size(
+        &self,
+        index_exists: bool,
+        trigger_used: bool,
+    ) -> usize {
         suggested_watch_channel_size(
             self.capacity(),
             self.event_fresh_duration,
@@ -525,7 +553,8 @@ pub fn suggested_watch_channel_size(
     index_exists: bool,
     trigger_used: bool,
 ) -> usize {
-    let per_second = (capacity as f64 / event_fresh_duration.as_secs_f64()).ceil() as usize;
+    let per_second =
+        (capacity as f64 / event_fresh_duration.as_secs_f64()).ceil() as usize;
     let size = per_second.max(MIN_WATCH_CHAN_SIZE);
     let max = match (index_exists, trigger_used) {
         (true, true) => MAX_WATCH_CHAN_SIZE_WITH_INDEX_AND_TRIGGER,
@@ -552,8 +581,8 @@ impl Inner {
     }
 
     // ANCHOR: update_cache
-    /// Mirrors `watchCache.updateCache`: resize if the rules say so, evict the oldest event when
-    /// full, append.
+    /// Mirrors `watchCache.updateCache`: resize if the rules say so, evict the
+    /// oldest event when full, append.
     fn update_cache(&mut self, event: Arc<WatchCacheEvent>) {
         self.resize_cache(event.record_time);
         if self.is_cache_full() {
@@ -568,9 +597,10 @@ impl Inner {
     // ANCHOR_END: update_cache
 
     // ANCHOR: resize
-    /// Mirrors `watchCache.resizeCacheLocked`. When full: if even the oldest event is younger than
-    /// the history window, double (up to the upper bound); if the event a quarter of the capacity
-    /// from the end is older than the window, halve (down to the lower bound).
+    /// Mirrors `watchCache.resizeCacheLocked`. When full: if even the oldest event
+    /// is younger than the history window, double (up to the upper bound); if
+    /// the event a quarter of the capacity from the end is older than the
+    /// window, halve (down to the lower bound).
     fn resize_cache(&mut self, event_time: Instant) {
         // ANCHOR: ex5-resize
         if !self.is_cache_full() {
@@ -591,7 +621,9 @@ impl Inner {
             return;
         }
         let quarter_from_end = record_time(self.end_index - self.capacity / 4);
-        if event_time.saturating_duration_since(quarter_from_end) > self.event_fresh_duration {
+        if event_time.saturating_duration_since(quarter_from_end)
+            > self.event_fresh_duration
+        {
             let capacity = (self.capacity / 2).max(self.lower_bound_capacity);
             if capacity < self.capacity {
                 self.do_cache_resize(capacity);
@@ -601,8 +633,8 @@ impl Inner {
     }
     // ANCHOR_END: resize
 
-    /// Mirrors `watchCache.doCacheResizeLocked`: copies the live events into a ring of the new
-    /// capacity; shrinking keeps the newest.
+    /// Mirrors `watchCache.doCacheResizeLocked`: copies the live events into a ring
+    /// of the new capacity; shrinking keeps the newest.
     fn do_cache_resize(&mut self, capacity: usize) {
         let mut cache = vec![None; capacity];
         if capacity < self.capacity {
@@ -616,26 +648,28 @@ impl Inner {
     }
 
     // ANCHOR: get_all_events_since
-    /// Mirrors `watchCache.getAllEventsSinceThreadUnsafe`: the events after `resource_version`.
+    /// Mirrors `watchCache.getAllEventsSinceThreadUnsafe`: the events after
+    /// `resource_version`.
     ///
-    /// The oldest version a watch can start from is the list version + 1 while no event has
-    /// left the ring since the relist, else the oldest event's. Older is 410 Expired. Version 0
-    /// means "now": the current state as Added events.
+    /// The oldest version a watch can start from is the list version + 1 while no
+    /// event has left the ring since the relist, else the oldest event's. Older
+    /// is 410 Expired. Version 0 means "now": the current state as Added events.
     pub fn get_all_events_since_thread_unsafe(
         &self,
         resource_version: u64,
     ) -> Result<Vec<Arc<WatchCacheEvent>>, StorageError> {
         // ANCHOR: ex5-events-since
         let size = self.end_index - self.start_index;
-        let oldest = if self.list_resource_version > 0 && !self.removed_event_since_relist {
-            self.list_resource_version + 1
-        } else if size > 0 {
-            self.event_at(self.start_index).resource_version
-        } else {
-            return Err(StorageError::Internal(
-                "watch cache isn't correctly initialized".into(),
-            ));
-        };
+        let oldest =
+            if self.list_resource_version > 0 && !self.removed_event_since_relist {
+                self.list_resource_version + 1
+            } else if size > 0 {
+                self.event_at(self.start_index).resource_version
+            } else {
+                return Err(StorageError::Internal(
+                    "watch cache isn't correctly initialized".into(),
+                ));
+            };
         if resource_version == 0 {
             return Ok(self.all_events_from_store());
         }
@@ -645,7 +679,8 @@ impl Inner {
                 oldest - 1
             )));
         }
-        // The first event newer than the requested version: the ring is sorted by version.
+        // The first event newer than the requested version: the ring is sorted by
+        // version.
         let first = partition_point(size, |i| {
             self.event_at(self.start_index + i).resource_version <= resource_version
         });
@@ -659,11 +694,13 @@ impl Inner {
     fn event_at(&self, index: usize) -> &Arc<WatchCacheEvent> {
         self.cache[index % self.capacity]
             .as_ref()
-            .unwrap_or_else(|| unreachable!("ring slots between start and end are filled"))
+            .unwrap_or_else(|| {
+                unreachable!("ring slots between start and end are filled")
+            })
     }
 
-    /// The current state as Added events at the cache's version (what a watch from version 0
-    /// starts with).
+    /// The current state as Added events at the cache's version (what a watch from
+    /// version 0 starts with).
     fn all_events_from_store(&self) -> Vec<Arc<WatchCacheEvent>> {
         let mut elements = self.store.list();
         elements.sort_unstable_by(|a, b| a.key.cmp(&b.key));
@@ -698,11 +735,14 @@ fn partition_point(size: usize, below: impl Fn(usize) -> bool) -> usize {
 
 fn parse_rv(rv: &str) -> Result<u64, StoreError> {
     rv.parse::<u64>().map_err(|_| {
-        StoreError::Other(format!("object has an invalid resourceVersion {rv:?}").into())
+        StoreError::Other(
+            format!("object has an invalid resourceVersion {rv:?}").into(),
+        )
     })
 }
 
-// The watch cache is the Reflector's store (stage 3 writes into any stage 1 `Store`).
+// The watch cache is the Reflector's store (stage 3 writes into any stage 1
+// `Store`).
 impl KeyLister for WatchCache {
     fn list_keys(&self) -> Vec<Arc<str>> {
         self.inner.read().store.list_keys()
@@ -743,7 +783,11 @@ impl Store<Object> for WatchCache {
         Ok(self.get_by_key(&key))
     }
 
-    fn replace(&self, list: Vec<Arc<Object>>, resource_version: &str) -> Result<(), StoreError> {
+    fn replace(
+        &self,
+        list: Vec<Arc<Object>>,
+        resource_version: &str,
+    ) -> Result<(), StoreError> {
         self.replace_objects(list, resource_version)
     }
 
@@ -756,7 +800,9 @@ impl ResourceVersionUpdater for WatchCache {
     fn update_resource_version(&self, resource_version: &str) {
         match resource_version.parse::<u64>() {
             Ok(rv) => self.update_resource_version_to(rv),
-            Err(_) => tracing::error!(resource_version, "couldn't parse resourceVersion"),
+            Err(_) => {
+                tracing::error!(resource_version, "couldn't parse resourceVersion")
+            }
         }
     }
 }
@@ -791,8 +837,8 @@ mod tests {
     mod ex5_events_since {
         use super::*;
 
-        /// Upstream's `TestEvents`, in this crate's words: a ring of 5 across adds, updates,
-        /// deletes and a replace.
+        /// Upstream's `TestEvents`, in this crate's words: a ring of 5 across adds,
+        /// updates, deletes and a replace.
         #[test]
         fn ex5_events_since_slides_a_window_of_five() {
             let cache = cache(5);
@@ -816,7 +862,8 @@ mod tests {
                     .process_event(EventType::Modified, pod("pod", rv, "n"))
                     .unwrap();
             }
-            // 5 events, nothing evicted yet: the window still starts right after the list.
+            // 5 events, nothing evicted yet: the window still starts right after the
+            // list.
             assert_eq!(cache.get_all_events_since(4).unwrap().len(), 5);
             let events = cache.get_all_events_since(7).unwrap();
             assert_eq!(
@@ -834,7 +881,8 @@ mod tests {
                 "7"
             );
 
-            // Two more: 5 and 6 are evicted; 6 is the oldest version a watch can start from.
+            // Two more: 5 and 6 are evicted; 6 is the oldest version a watch can
+            // start from.
             cache
                 .process_event(EventType::Modified, pod("pod", 10, "n"))
                 .unwrap();
@@ -943,8 +991,8 @@ mod tests {
                 .process_event(EventType::Added, pod("p10", 10, "n"))
                 .unwrap();
             assert_eq!(cache.capacity(), 4);
-            // The newest events survive the shrink (read straight from the ring, so that this
-            // test needs no other exercise's region).
+            // The newest events survive the shrink (read straight from the ring, so
+            // that this test needs no other exercise's region).
             let kept: Vec<u64> = {
                 let inner = cache.inner.read();
                 (inner.start_index..inner.end_index)
@@ -968,7 +1016,8 @@ mod tests {
                 cache
                     .process_event(EventType::Added, pod(&format!("p{rv}"), rv, "n"))
                     .unwrap();
-                // Spread over 100 s: the oldest is stale but the last quarter is fresh.
+                // Spread over 100 s: the oldest is stale but the last quarter is
+                // fresh.
                 tokio::time::advance(Duration::from_secs(25)).await;
             }
             cache
@@ -1033,14 +1082,17 @@ mod tests {
                 "2",
             )
             .unwrap();
-        let on_n1 = SelectionPredicate::parse(&ResourceInfo::PODS, "", "spec.nodeName=n1").unwrap();
+        let on_n1 =
+            SelectionPredicate::parse(&ResourceInfo::PODS, "", "spec.nodeName=n1")
+                .unwrap();
         let (items, rv) = cache.list(Some("ns"), &on_n1);
         assert_eq!(rv, 2);
         assert_eq!(
             items.iter().map(|o| o.name()).collect::<Vec<_>>(),
             ["a", "b"]
         );
-        let (items, _) = cache.list(Some("elsewhere"), &SelectionPredicate::default());
+        let (items, _) =
+            cache.list(Some("elsewhere"), &SelectionPredicate::default());
         assert!(items.is_empty());
     }
 

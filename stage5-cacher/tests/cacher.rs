@@ -1,18 +1,22 @@
-//! The Cacher end to end over the embedded store: EmbeddedKv → watchChan → Reflector →
-//! watchCache → dispatch → cacheWatcher. The scenarios of upstream's `cacher_test.go` and
-//! `cache_watcher_test.go`, in this crate's words.
+//! The Cacher end to end over the embedded store: EmbeddedKv → watchChan → Reflector
+//! → watchCache → dispatch → cacheWatcher. The scenarios of upstream's
+//! `cacher_test.go` and `cache_watcher_test.go`, in this crate's words.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use futures::StreamExt;
 use serde_json::json;
-use stage3_reflector::{ListOptions, ResourceVersionMatch, Watch, WatchEvent, WatchOptions};
+use stage3_reflector::{
+    ListOptions, ResourceVersionMatch, Watch, WatchEvent, WatchOptions,
+};
 use stage5_cacher::{Cacher, CacherConfig};
 use stage5_storage::etcd3::Etcd3Store;
 use stage5_storage::kv::{EmbeddedKv, Kv};
 use stage5_storage::{Object, ResourceInfo, SelectionPredicate};
-use stage5_storage::{Preconditions, Storage, StorageError, UpdateFn, list_prefix, object_key};
+use stage5_storage::{
+    Preconditions, Storage, StorageError, UpdateFn, list_prefix, object_key,
+};
 
 const WAIT: Duration = Duration::from_secs(10);
 
@@ -61,8 +65,14 @@ fn set_count(n: u64) -> UpdateFn {
     })
 }
 
-async fn watch(f: &Fixture, options: WatchOptions, labels: &str, fields: &str) -> Watch<Object> {
-    let predicate = SelectionPredicate::parse(&ResourceInfo::PODS, labels, fields).unwrap();
+async fn watch(
+    f: &Fixture,
+    options: WatchOptions,
+    labels: &str,
+    fields: &str,
+) -> Watch<Object> {
+    let predicate =
+        SelectionPredicate::parse(&ResourceInfo::PODS, labels, fields).unwrap();
     f.cacher.watch(prefix(), options, predicate).await.unwrap()
 }
 
@@ -88,10 +98,18 @@ async fn nothing_within(w: &mut Watch<Object>, wait: Duration) {
 
 fn describe(event: &WatchEvent<Object>) -> (&'static str, String, String) {
     match event {
-        WatchEvent::Added(o) => ("ADDED", o.name().into(), o.resource_version().into()),
-        WatchEvent::Modified(o) => ("MODIFIED", o.name().into(), o.resource_version().into()),
-        WatchEvent::Deleted(o) => ("DELETED", o.name().into(), o.resource_version().into()),
-        WatchEvent::Bookmark(b) => ("BOOKMARK", String::new(), b.resource_version.clone()),
+        WatchEvent::Added(o) => {
+            ("ADDED", o.name().into(), o.resource_version().into())
+        }
+        WatchEvent::Modified(o) => {
+            ("MODIFIED", o.name().into(), o.resource_version().into())
+        }
+        WatchEvent::Deleted(o) => {
+            ("DELETED", o.name().into(), o.resource_version().into())
+        }
+        WatchEvent::Bookmark(b) => {
+            ("BOOKMARK", String::new(), b.resource_version.clone())
+        }
         WatchEvent::Error(s) => (
             "ERROR",
             s.code.unwrap_or(0).to_string(),
@@ -226,8 +244,13 @@ async fn create_p(f: &Fixture) -> String {
     created.resource_version().to_string()
 }
 
-/// Writes `count` updates, each only after every `readers` watch has received the previous one.
-async fn lock_step(f: &Fixture, readers: &mut [Watch<Object>], count: u64) -> Vec<Vec<String>> {
+/// Writes `count` updates, each only after every `readers` watch has received the
+/// previous one.
+async fn lock_step(
+    f: &Fixture,
+    readers: &mut [Watch<Object>],
+    count: u64,
+) -> Vec<Vec<String>> {
     let mut seen = vec![Vec::new(); readers.len()];
     for n in 0..count {
         let updated = f
@@ -250,7 +273,8 @@ mod ex5_dispatch {
     use super::*;
 
     #[tokio::test]
-    async fn ex5_dispatch_closes_a_blocked_watcher_and_the_fast_ones_get_everything_once() {
+    async fn ex5_dispatch_closes_a_blocked_watcher_and_the_fast_ones_get_everything_once()
+     {
         let f = fixture(CacherConfig::default()).await;
         let rv = create_p(&f).await;
         let mut fast = Vec::new();
@@ -341,7 +365,9 @@ mod ex5_dispatch {
 
 #[tokio::test(start_paused = true)]
 async fn bookmarks_arrive_when_allowed_and_never_otherwise() {
-    let f = fixture(CacherConfig::default().bookmark_frequency(Duration::from_secs(1))).await;
+    let f =
+        fixture(CacherConfig::default().bookmark_frequency(Duration::from_secs(1)))
+            .await;
     let created = f
         .store
         .create_object(key("p"), pod("p", &[], "n"))
@@ -396,7 +422,8 @@ async fn send_initial_events_streams_the_state_then_a_bookmark_then_changes() {
         .await
         .unwrap();
     let current = b.resource_version().to_string();
-    // resourceVersion "" (consistent), "0" (any) and an explicit version, with NotOlderThan.
+    // resourceVersion "" (consistent), "0" (any) and an explicit version, with
+    // NotOlderThan.
     for rv in ["", "0", current.as_str()] {
         let options = WatchOptions {
             resource_version: rv.into(),
@@ -420,7 +447,9 @@ async fn send_initial_events_streams_the_state_then_a_bookmark_then_changes() {
                 assert!(bm.is_initial_events_end(), "rv {rv:?}: {bm:?}");
                 assert_eq!(bm.resource_version, current);
             }
-            other => panic!("rv {rv:?}: expected the initial-events-end bookmark, got {other:?}"),
+            other => panic!(
+                "rv {rv:?}: expected the initial-events-end bookmark, got {other:?}"
+            ),
         }
     }
     // Without bookmarks allowed: the state, no bookmark, then changes.
@@ -522,7 +551,8 @@ async fn lists_come_from_the_cache_by_resource_version() {
         ["a", "b"]
     );
     let on_node =
-        SelectionPredicate::parse(&ResourceInfo::PODS, "", "spec.nodeName=node-0").unwrap();
+        SelectionPredicate::parse(&ResourceInfo::PODS, "", "spec.nodeName=node-0")
+            .unwrap();
     let at_a = ListOptions {
         resource_version: a.resource_version().into(),
         ..ListOptions::default()
@@ -627,7 +657,8 @@ async fn a_quiet_resource_serves_consistent_reads_through_progress_requests() {
     // Another resource moves etcd's revision; nothing changes for pods.
     let configmaps = Etcd3Store::new(Arc::clone(&f.kv), ResourceInfo::CONFIGMAPS);
     for i in 0..5 {
-        let cm = Object::new(&ResourceInfo::CONFIGMAPS, Some("ns"), &format!("cm{i}"));
+        let cm =
+            Object::new(&ResourceInfo::CONFIGMAPS, Some("ns"), &format!("cm{i}"));
         configmaps
             .create_object(
                 object_key(&ResourceInfo::CONFIGMAPS, Some("ns"), &format!("cm{i}")),

@@ -1,11 +1,13 @@
 //! Embedded KV benches.
 //!
 //! - `embedded_kv/put`: puts of a 1 KiB value, round-robin over 1,000 keys (etcd's
-//!   `BenchmarkStorePut` in `mvcc/kvstore_bench_test.go`, in process). The store is compacted every
-//!   65,536 puts, as the apiserver's compactor would, so history does not grow without bound.
-//! - `embedded_kv/watch_fanout_100`: 100 watchers on one prefix, each read by its own task; one
-//!   iteration is a put and the wait until all 100 watchers have received it (etcd's
-//!   `BenchmarkWatchableStoreWatchPutSync` shape). Throughput counts delivered events.
+//!   `BenchmarkStorePut` in `mvcc/kvstore_bench_test.go`, in process). The store is
+//!   compacted every 65,536 puts, as the apiserver's compactor would, so history
+//!   does not grow without bound.
+//! - `embedded_kv/watch_fanout_100`: 100 watchers on one prefix, each read by its
+//!   own task; one iteration is a put and the wait until all 100 watchers have
+//!   received it (etcd's `BenchmarkWatchableStoreWatchPutSync` shape). Throughput
+//!   counts delivered events.
 //!
 //! Run with `cargo bench -p stage5-storage --bench kv`.
 
@@ -59,7 +61,8 @@ fn watch_fanout_100(c: &mut Criterion) {
         .build()
         .expect("runtime");
     let kv = Arc::new(EmbeddedKv::new());
-    let (delivered_tx, mut delivered) = tokio::sync::mpsc::unbounded_channel::<i64>();
+    let (delivered_tx, mut delivered) =
+        tokio::sync::mpsc::unbounded_channel::<i64>();
     let tasks: Vec<_> = (0..WATCHERS)
         .map(|_| {
             let delivered_tx = delivered_tx.clone();
@@ -94,12 +97,16 @@ fn watch_fanout_100(c: &mut Criterion) {
                 for _ in 0..iters {
                     let key = keys[i % KEYS].clone();
                     i += 1;
-                    let (revision, _) = kv.put(key, value.clone()).await.expect("put");
+                    let (revision, _) =
+                        kv.put(key, value.clone()).await.expect("put");
                     for _ in 0..WATCHERS {
-                        let got = tokio::time::timeout(Duration::from_secs(10), delivered.recv())
-                            .await
-                            .expect("all watchers receive the event in time")
-                            .expect("watchers alive");
+                        let got = tokio::time::timeout(
+                            Duration::from_secs(10),
+                            delivered.recv(),
+                        )
+                        .await
+                        .expect("all watchers receive the event in time")
+                        .expect("watchers alive");
                         assert_eq!(got, revision);
                     }
                 }

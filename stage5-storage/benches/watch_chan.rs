@@ -1,13 +1,15 @@
 //! watchChan benches.
 //!
-//! - `watch_chan/embedded_100k`: 100,000 pod puts (distinct pods in `default`) are written into an
-//!   `EmbeddedKv` first; one iteration then starts a watchChan (`WatchChan::start`, a list watch
-//!   with `prev_kv`, as `Etcd3Store::watch_objects` does) from the revision before the puts and
-//!   consumes the 100,000 decoded events from its result channel (`Watch<Object>`): replay, parse,
-//!   decode, filter and the two channels of 100. Throughput is decoded events per second.
-//! - `watch_chan/etcd_100k` (feature `etcd`): the same over `EtcdKv` against a real etcd started
-//!   on loopback by `stage5_storage::testing::EtcdServer`; skipped with a message when `etcd` is
-//!   not installed.
+//! - `watch_chan/embedded_100k`: 100,000 pod puts (distinct pods in `default`) are
+//!   written into an `EmbeddedKv` first; one iteration then starts a watchChan
+//!   (`WatchChan::start`, a list watch with `prev_kv`, as
+//!   `Etcd3Store::watch_objects` does) from the revision before the puts and
+//!   consumes the 100,000 decoded events from its result channel (`Watch<Object>`):
+//!   replay, parse, decode, filter and the two channels of 100. Throughput is
+//!   decoded events per second.
+//! - `watch_chan/etcd_100k` (feature `etcd`): the same over `EtcdKv` against a real
+//!   etcd started on loopback by `stage5_storage::testing::EtcdServer`; skipped with
+//!   a message when `etcd` is not installed.
 //!
 //! Run with `cargo bench -p stage5-storage --bench watch_chan [--features etcd]`.
 
@@ -15,7 +17,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use criterion::{Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
+use criterion::{
+    Criterion, SamplingMode, Throughput, criterion_group, criterion_main,
+};
 use futures::StreamExt;
 use serde_json::json;
 use stage3_reflector::WatchEvent;
@@ -61,7 +65,8 @@ async fn pre_write(kv: &Arc<dyn Kv>) -> i64 {
     first - 1
 }
 
-/// Replays the [`EVENTS`] puts after `from` through a new watchChan and consumes them.
+/// Replays the [`EVENTS`] puts after `from` through a new watchChan and consumes
+/// them.
 async fn replay(kv: &Arc<dyn Kv>, from: i64) -> Duration {
     let start = Instant::now();
     let mut watch = WatchChan::start(

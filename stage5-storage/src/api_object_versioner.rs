@@ -1,10 +1,11 @@
-//! apiserver's `pkg/storage/api_object_versioner.go`: resource versions are etcd revisions,
-//! written as decimal strings.
+//! apiserver's `pkg/storage/api_object_versioner.go`: resource versions are etcd
+//! revisions, written as decimal strings.
 
 use crate::errors::StorageError;
 
-/// Parses a resource version as the apiserver's `APIObjectVersioner.ParseResourceVersion` does:
-/// `""` is 0; otherwise a non-negative integer, else 400 BadRequest.
+/// Parses a resource version as the apiserver's
+/// `APIObjectVersioner.ParseResourceVersion` does: `""` is 0; otherwise a
+/// non-negative integer, else 400 BadRequest.
 pub fn parse_resource_version(rv: &str) -> Result<u64, StorageError> {
     if rv.is_empty() {
         return Ok(0);

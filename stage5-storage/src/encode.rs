@@ -1,9 +1,9 @@
-//! Watch events on the wire: one JSON object per line, as the apiserver's watch encoder streams
-//! them (`{"type":"ADDED","object":{…}}`).
+//! Watch events on the wire: one JSON object per line, as the apiserver's watch
+//! encoder streams them (`{"type":"ADDED","object":{…}}`).
 //!
-//! An [`EncodedEvent`] is a finished line. The Cacher encodes each object once and shares the
-//! bytes between every watcher that receives it (upstream's `cachingObject`); other storages
-//! encode per watch with [`encode_watch_event`].
+//! An [`EncodedEvent`] is a finished line. The Cacher encodes each object once and
+//! shares the bytes between every watcher that receives it (upstream's
+//! `cachingObject`); other storages encode per watch with [`encode_watch_event`].
 
 use bytes::{BufMut, Bytes, BytesMut};
 use futures::StreamExt;
@@ -55,8 +55,8 @@ pub fn encode_object(obj: &Object) -> Bytes {
         .unwrap_or_else(|_| Bytes::from_static(b"{}"))
 }
 
-/// A bookmark object: only kind, apiVersion and metadata (resourceVersion and annotations).
-/// kube-client fails to decode a bookmark without kind and apiVersion.
+/// A bookmark object: only kind, apiVersion and metadata (resourceVersion and
+/// annotations). kube-client fails to decode a bookmark without kind and apiVersion.
 pub fn encode_bookmark(info: &ResourceInfo, bookmark: &Bookmark) -> Bytes {
     let mut metadata = serde_json::Map::new();
     metadata.insert(
@@ -77,7 +77,8 @@ pub fn encode_bookmark(info: &ResourceInfo, bookmark: &Bookmark) -> Bytes {
     Bytes::from(object.to_string())
 }
 
-/// A `Status` object with kind and apiVersion, as the ERROR event and error bodies carry it.
+/// A `Status` object with kind and apiVersion, as the ERROR event and error bodies
+/// carry it.
 pub fn encode_status(status: &Status) -> Bytes {
     let mut value = serde_json::to_value(status).unwrap_or_default();
     if let Some(map) = value.as_object_mut() {
@@ -88,12 +89,15 @@ pub fn encode_status(status: &Status) -> Bytes {
 }
 
 /// Encodes one event of `info`'s type.
-pub fn encode_watch_event(info: &ResourceInfo, event: &WatchEvent<Object>) -> EncodedEvent {
+pub fn encode_watch_event(
+    info: &ResourceInfo,
+    event: &WatchEvent<Object>,
+) -> EncodedEvent {
     let event_type = event.event_type();
     let object = match event {
-        WatchEvent::Added(obj) | WatchEvent::Modified(obj) | WatchEvent::Deleted(obj) => {
-            encode_object(obj)
-        }
+        WatchEvent::Added(obj)
+        | WatchEvent::Modified(obj)
+        | WatchEvent::Deleted(obj) => encode_object(obj),
         WatchEvent::Bookmark(bookmark) => encode_bookmark(info, bookmark),
         WatchEvent::Error(status) => encode_status(status),
     };
@@ -103,7 +107,8 @@ pub fn encode_watch_event(info: &ResourceInfo, event: &WatchEvent<Object>) -> En
     }
 }
 
-/// Encodes every event of a watch; a stream error becomes an ERROR event and ends it.
+/// Encodes every event of a watch; a stream error becomes an ERROR event and ends
+/// it.
 pub fn encode_watch(info: ResourceInfo, watch: Watch<Object>) -> EncodedWatch {
     watch
         .scan(false, move |ended, item| {
@@ -150,7 +155,10 @@ mod tests {
     #[test]
     fn errors_are_status_objects() {
         let status = crate::StorageError::Expired("too old".into()).to_status();
-        let line = encode_watch_event(&ResourceInfo::PODS, &WatchEvent::Error(Box::new(status)));
+        let line = encode_watch_event(
+            &ResourceInfo::PODS,
+            &WatchEvent::Error(Box::new(status)),
+        );
         let value: serde_json::Value = serde_json::from_slice(&line.line).unwrap();
         assert_eq!(value["type"], "ERROR");
         assert_eq!(value["object"]["kind"], "Status");

@@ -1,12 +1,15 @@
-//! apiserver's `pkg/storage/errors.go`: the storage layer's errors, and the Kubernetes `Status`
-//! each becomes at the HTTP edge (as `k8s.io/apimachinery/pkg/api/errors` builds them).
+//! apiserver's `pkg/storage/errors.go`: the storage layer's errors, and the
+//! Kubernetes `Status` each becomes at the HTTP edge (as
+//! `k8s.io/apimachinery/pkg/api/errors` builds them).
 
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Status, StatusCause, StatusDetails};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{
+    Status, StatusCause, StatusDetails,
+};
 
 // ANCHOR: storage_error
-/// Errors of the storage layer, each with the Kubernetes status the HTTP edge answers with
-/// ([`StorageError::to_status`]). Mirrors apiserver's `storage.StorageError` codes and the
-/// `apierrors` they become.
+/// Errors of the storage layer, each with the Kubernetes status the HTTP edge
+/// answers with ([`StorageError::to_status`]). Mirrors apiserver's
+/// `storage.StorageError` codes and the `apierrors` they become.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum StorageError {
     /// No object under the key (404 NotFound).
@@ -35,7 +38,8 @@ pub enum StorageError {
         /// What did not match.
         message: String,
     },
-    /// The resource version (or continue token) is older than the store keeps (410 Expired).
+    /// The resource version (or continue token) is older than the store keeps (410
+    /// Expired).
     #[error("{0}")]
     Expired(String),
     /// The store did not reach the requested resource version in time (504, cause
@@ -47,7 +51,8 @@ pub enum StorageError {
         /// The version the store had reached.
         current: u64,
     },
-    /// The request is malformed: a bad resource version, selector or continue token (400).
+    /// The request is malformed: a bad resource version, selector or continue token
+    /// (400).
     #[error("{0}")]
     BadRequest(String),
     /// The object is invalid (422 Invalid).
@@ -74,7 +79,9 @@ impl StorageError {
     pub fn code(&self) -> u16 {
         match self {
             StorageError::NotFound { .. } => 404,
-            StorageError::AlreadyExists { .. } | StorageError::Conflict { .. } => 409,
+            StorageError::AlreadyExists { .. } | StorageError::Conflict { .. } => {
+                409
+            }
             StorageError::Expired(_) => 410,
             StorageError::TooLargeResourceVersion { .. } => 504,
             StorageError::BadRequest(_) => 400,
@@ -84,7 +91,8 @@ impl StorageError {
         }
     }
 
-    /// The Kubernetes `Status` for this error, as apimachinery's `apierrors` build it.
+    /// The Kubernetes `Status` for this error, as apimachinery's `apierrors` build
+    /// it.
     pub fn to_status(&self) -> Status {
         let (reason, details) = match self {
             StorageError::NotFound { plural, name } => {
@@ -176,7 +184,8 @@ mod tests {
         assert_eq!(s.code, Some(504));
         let error = stage3_reflector::Error::from_status(s);
         assert!(error.is_too_large_resource_version(), "{error:?}");
-        let s = StorageError::Expired("too old resource version: 1 (5)".into()).to_status();
+        let s = StorageError::Expired("too old resource version: 1 (5)".into())
+            .to_status();
         assert!(stage3_reflector::Error::from_status(s).is_expired());
         assert_eq!(StorageError::TooManyRequests.to_status().code, Some(429));
     }

@@ -1,10 +1,10 @@
-//! apiserver's `pkg/storage/interfaces.go`: [`Storage`] (`storage.Interface`), what the REST
-//! layer calls for one resource type, with its [`Preconditions`], [`ListResult`] and
-//! [`UpdateFn`]; and the registry's key layout ([`object_key`], [`list_prefix`]: the
+//! apiserver's `pkg/storage/interfaces.go`: [`Storage`] (`storage.Interface`), what
+//! the REST layer calls for one resource type, with its [`Preconditions`],
+//! [`ListResult`] and [`UpdateFn`]; and the registry's key layout ([`object_key`], [`list_prefix`]: the
 //! `NamespaceKeyFunc` of `pkg/registry/generic/registry/store.go`).
 //!
-//! The etcd3 store implements [`Storage`], and so does stage 5's Cacher, which serves reads and
-//! watches from memory and passes writes through.
+//! The etcd3 store implements [`Storage`], and so does stage 5's Cacher, which
+//! serves reads and watches from memory and passes writes through.
 
 use std::sync::Arc;
 
@@ -17,7 +17,8 @@ use crate::errors::StorageError;
 use crate::resource_info::ResourceInfo;
 use crate::selection_predicate::SelectionPredicate;
 
-/// A list answer: the objects, the collection's resource version, and the continue token.
+/// A list answer: the objects, the collection's resource version, and the continue
+/// token.
 #[derive(Clone, Debug, Default)]
 pub struct ListResult {
     /// The selected objects, shared.
@@ -41,7 +42,11 @@ pub struct Preconditions {
 
 impl Preconditions {
     /// Checks `obj` against the preconditions; a mismatch is a 409 Conflict.
-    pub fn check(&self, info: &ResourceInfo, obj: &Object) -> Result<(), StorageError> {
+    pub fn check(
+        &self,
+        info: &ResourceInfo,
+        obj: &Object,
+    ) -> Result<(), StorageError> {
         let conflict = |message: String| StorageError::Conflict {
             plural: info.plural.to_string(),
             name: obj.name().to_string(),
@@ -67,26 +72,32 @@ impl Preconditions {
     }
 }
 
-/// The function a [`Storage::guaranteed_update`] calls with the current object; it returns the
-/// new object or an error that aborts the update. It may be called more than once (on conflicts).
+/// The function a [`Storage::guaranteed_update`] calls with the current object; it
+/// returns the new object or an error that aborts the update. It may be called more
+/// than once (on conflicts).
 pub type UpdateFn = Box<dyn FnMut(&Object) -> Result<Object, StorageError> + Send>;
 
 // ANCHOR: storage_interface
-/// Mirrors apiserver's `storage.Interface` for one resource type. Keys are full etcd keys
-/// (`/registry/pods/default/web-0`); list and watch keys are prefixes
+/// Mirrors apiserver's `storage.Interface` for one resource type. Keys are full etcd
+/// keys (`/registry/pods/default/web-0`); list and watch keys are prefixes
 /// (`/registry/pods/default/` or `/registry/pods/`).
 pub trait Storage: Send + Sync + 'static {
     /// The resource type this storage holds.
     fn info(&self) -> &ResourceInfo;
 
-    /// Stores a new object; AlreadyExists if the key exists. Returns it with its resourceVersion.
-    fn create(&self, key: String, obj: Object) -> BoxFuture<'_, Result<Arc<Object>, StorageError>>;
+    /// Stores a new object; AlreadyExists if the key exists. Returns it with its
+    /// resourceVersion.
+    fn create(
+        &self,
+        key: String,
+        obj: Object,
+    ) -> BoxFuture<'_, Result<Arc<Object>, StorageError>>;
 
     /// Reads one object.
     fn get(&self, key: String) -> BoxFuture<'_, Result<Arc<Object>, StorageError>>;
 
-    /// Lists the objects under a prefix that the predicate selects, with resourceVersion, limit and
-    /// continue semantics.
+    /// Lists the objects under a prefix that the predicate selects, with
+    /// resourceVersion, limit and continue semantics.
     fn get_list(
         &self,
         prefix: String,
@@ -94,7 +105,8 @@ pub trait Storage: Send + Sync + 'static {
         predicate: SelectionPredicate,
     ) -> BoxFuture<'_, Result<ListResult, StorageError>>;
 
-    /// Read-modify-write with compare-and-swap on the mod revision, retried on conflict.
+    /// Read-modify-write with compare-and-swap on the mod revision, retried on
+    /// conflict.
     fn guaranteed_update(
         &self,
         key: String,
@@ -117,8 +129,9 @@ pub trait Storage: Send + Sync + 'static {
         predicate: SelectionPredicate,
     ) -> BoxFuture<'_, Result<Watch<Object>, StorageError>>;
 
-    /// Like [`watch`](Storage::watch), with every event already encoded as a JSON line: what the
-    /// HTTP edge streams. The Cacher overrides it to encode each object once for all watchers.
+    /// Like [`watch`](Storage::watch), with every event already encoded as a JSON
+    /// line: what the HTTP edge streams. The Cacher overrides it to encode each
+    /// object once for all watchers.
     fn watch_encoded(
         &self,
         prefix: String,
@@ -133,16 +146,21 @@ pub trait Storage: Send + Sync + 'static {
 }
 // ANCHOR_END: storage_interface
 
-/// The etcd key of one object: `/registry/pods/default/web-0` (or `/registry/nodes/n1`).
-pub fn object_key(info: &ResourceInfo, namespace: Option<&str>, name: &str) -> String {
+/// The etcd key of one object: `/registry/pods/default/web-0` (or
+/// `/registry/nodes/n1`).
+pub fn object_key(
+    info: &ResourceInfo,
+    namespace: Option<&str>,
+    name: &str,
+) -> String {
     match namespace.filter(|ns| info.namespaced && !ns.is_empty()) {
         Some(ns) => format!("{}{ns}/{name}", info.key_prefix()),
         None => format!("{}{name}", info.key_prefix()),
     }
 }
 
-/// The etcd prefix of a list: `/registry/pods/default/` in a namespace, `/registry/pods/` across
-/// all.
+/// The etcd prefix of a list: `/registry/pods/default/` in a namespace,
+/// `/registry/pods/` across all.
 pub fn list_prefix(info: &ResourceInfo, namespace: Option<&str>) -> String {
     match namespace.filter(|ns| info.namespaced && !ns.is_empty()) {
         Some(ns) => format!("{}{ns}/", info.key_prefix()),

@@ -1,9 +1,10 @@
 //! # Stage 5a: apiserver's storage (`k8s.io/apiserver/pkg/storage`)
 //!
-//! What a watch is served *from*: a key-value store with revisions, the etcd3 storage of one
-//! resource type over it, and the two generations of etcd watcher that source documents 001
-//! (etcd3 `watchChan`) and 002 (the etcd v2 `etcdWatcher` of Kubernetes 1.5) describe. The
-//! watch cache (`stage5-cacher`) and the HTTP server (`stage5-apiserver`) stand on this crate.
+//! What a watch is served *from*: a key-value store with revisions, the etcd3
+//! storage of one resource type over it, and the two generations of etcd watcher
+//! that source documents 001 (etcd3 `watchChan`) and 002 (the etcd v2 `etcdWatcher`
+//! of Kubernetes 1.5) describe. The watch cache (`stage5-cacher`) and the HTTP
+//! server (`stage5-apiserver`) stand on this crate.
 //!
 //! | Go (k8s.io/apiserver, unless named)                           | Rust                                   |
 //! |---------------------------------------------------------------|----------------------------------------|
@@ -28,7 +29,8 @@
 //!
 //! ## One event, file by file
 //!
-//! A pod is updated. Its path through this crate, then through the two crates above it:
+//! A pod is updated. Its path through this crate, then through the two crates above
+//! it:
 //!
 //! ```text
 //!  etcd3/store.rs      guaranteed_update: a txn with mod_revision = the read revision (CAS)
@@ -61,7 +63,9 @@ pub mod testing;
 
 pub use api_object_versioner::parse_resource_version;
 pub use errors::StorageError;
-pub use interfaces::{ListResult, Preconditions, Storage, UpdateFn, list_prefix, object_key};
+pub use interfaces::{
+    ListResult, Preconditions, Storage, UpdateFn, list_prefix, object_key,
+};
 pub use object::Object;
 pub use resource_info::ResourceInfo;
 pub use selection_predicate::{SelectionError, SelectionPredicate};

@@ -1,8 +1,9 @@
 //! The objects the server stores.
 //!
-//! The apiserver is not generic over Go types: it handles every resource as a `runtime.Object`
-//! through a codec and a `RESTStrategy`. Stage 5 does the same with one [`Object`] type (any
-//! Kubernetes object as JSON with typed metadata, like apimachinery's `unstructured.Unstructured`)
+//! The apiserver is not generic over Go types: it handles every resource as a
+//! `runtime.Object` through a codec and a `RESTStrategy`. Stage 5 does the same with
+//! one [`Object`] type (any Kubernetes object as JSON with typed metadata, like
+//! apimachinery's `unstructured.Unstructured`)
 //! and a [`ResourceInfo`](crate::ResourceInfo) per served resource.
 
 use std::borrow::Cow;
@@ -16,8 +17,8 @@ use crate::resource_info::ResourceInfo;
 // ANCHOR: object
 /// Any Kubernetes object: typed metadata and the rest as JSON.
 ///
-/// Like kube's `DynamicObject`, but with `DynamicType = ()`, so stage 1's key functions and stage
-/// 3's Reflector work on it unchanged.
+/// Like kube's `DynamicObject`, but with `DynamicType = ()`, so stage 1's key
+/// functions and stage 3's Reflector work on it unchanged.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Object {
     /// `apiVersion` and `kind`.
@@ -33,7 +34,8 @@ pub struct Object {
 // ANCHOR_END: object
 
 impl Object {
-    /// An object of `info`'s kind with this namespace and name, and `data` as its other fields.
+    /// An object of `info`'s kind with this namespace and name, and `data` as its
+    /// other fields.
     pub fn new(info: &ResourceInfo, namespace: Option<&str>, name: &str) -> Self {
         Object {
             types: Some(info.type_meta()),
@@ -55,7 +57,10 @@ impl Object {
 
     /// The same object with these labels.
     #[must_use]
-    pub fn with_labels<'a>(mut self, labels: impl IntoIterator<Item = (&'a str, &'a str)>) -> Self {
+    pub fn with_labels<'a>(
+        mut self,
+        labels: impl IntoIterator<Item = (&'a str, &'a str)>,
+    ) -> Self {
         self.metadata.labels = Some(
             labels
                 .into_iter()
@@ -80,8 +85,8 @@ impl Object {
         self.metadata.resource_version.as_deref().unwrap_or("")
     }
 
-    /// The value at a dotted path below the top level (`spec.nodeName`), if it is a string,
-    /// number or boolean, as a string.
+    /// The value at a dotted path below the top level (`spec.nodeName`), if it is a
+    /// string, number or boolean, as a string.
     pub fn field(&self, path: &str) -> Option<Cow<'_, str>> {
         let mut value = &self.data;
         for part in path.split('.') {
@@ -125,11 +130,13 @@ pub(crate) mod tests {
     use super::*;
     use serde_json::json;
 
-    /// A running pod on `node`, labelled `app=web`: the object the unit tests of this crate's
-    /// selection code share.
+    /// A running pod on `node`, labelled `app=web`: the object the unit tests of
+    /// this crate's selection code share.
     pub(crate) fn pod(name: &str, node: &str) -> Object {
         Object::new(&ResourceInfo::PODS, Some("default"), name)
-            .with_data(json!({"spec": {"nodeName": node}, "status": {"phase": "Running"}}))
+            .with_data(
+                json!({"spec": {"nodeName": node}, "status": {"phase": "Running"}}),
+            )
             .with_labels([("app", "web")])
     }
 

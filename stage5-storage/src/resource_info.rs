@@ -1,9 +1,10 @@
 //! One served resource type: its names, its etcd prefix and its selectable fields.
 //!
-//! Mirrors the facts a registry gives the apiserver: the `Store`'s names and key prefix
-//! (`pkg/registry/generic/registry/store.go`), and the strategy's `GetAttrs` and
-//! `ToSelectableFields` (each resource's `strategy.go`, e.g. `pkg/registry/core/pod/strategy.go`):
-//! `metadata.name`, `metadata.namespace`, and for pods `spec.nodeName` and `status.phase`.
+//! Mirrors the facts a registry gives the apiserver: the `Store`'s names and key
+//! prefix (`pkg/registry/generic/registry/store.go`), and the strategy's `GetAttrs`
+//! and `ToSelectableFields` (each resource's `strategy.go`, e.g.
+//! `pkg/registry/core/pod/strategy.go`): `metadata.name`, `metadata.namespace`, and
+//! for pods `spec.nodeName` and `status.phase`.
 
 use std::borrow::Cow;
 
@@ -13,9 +14,9 @@ use kube::core::TypeMeta;
 use crate::Object;
 
 // ANCHOR: resource_info
-/// One served resource type: what discovery reports, where its objects live in etcd, and which
-/// field labels its field selectors may use. Mirrors the facts a registry's `Store` and strategy
-/// give the apiserver.
+/// One served resource type: what discovery reports, where its objects live in etcd,
+/// and which field labels its field selectors may use. Mirrors the facts a
+/// registry's `Store` and strategy give the apiserver.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ResourceInfo {
     /// API group; `""` for the core group.
@@ -32,7 +33,8 @@ pub struct ResourceInfo {
     pub short_names: &'static [&'static str],
     /// Whether objects live in namespaces.
     pub namespaced: bool,
-    /// Field labels beyond `metadata.name` and `metadata.namespace` that field selectors accept.
+    /// Field labels beyond `metadata.name` and `metadata.namespace` that field
+    /// selectors accept.
     pub field_labels: &'static [&'static str],
 }
 // ANCHOR_END: resource_info
@@ -79,7 +81,8 @@ impl ResourceInfo {
             || self.field_labels.contains(&label)
     }
 
-    /// Mirrors a strategy's `GetAttrs` for fields: every supported field label and its value.
+    /// Mirrors a strategy's `GetAttrs` for fields: every supported field label and
+    /// its value.
     pub fn fields(&self, obj: &Object) -> Fields {
         let mut fields = Fields::new();
         fields.push(("metadata.name", obj.name().to_string()));

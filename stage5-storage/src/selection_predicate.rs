@@ -1,5 +1,6 @@
-//! apiserver's `pkg/storage/selection_predicate.go`: which objects a list or watch wants, from
-//! `?labelSelector=` and `?fieldSelector=` (parsed by the shared `apimachinery` crate).
+//! apiserver's `pkg/storage/selection_predicate.go`: which objects a list or watch
+//! wants, from `?labelSelector=` and `?fieldSelector=` (parsed by the shared
+//! `apimachinery` crate).
 
 use std::collections::BTreeMap;
 
@@ -19,13 +20,15 @@ pub enum SelectionError {
     /// A field selector term has no operator.
     #[error(transparent)]
     Field(#[from] FieldSelectorError),
-    /// A field label this resource does not support (`field label not supported: x`).
+    /// A field label this resource does not support (`field label not supported:
+    /// x`).
     #[error("field label not supported: {0}")]
     UnsupportedField(String),
 }
 
 // ANCHOR: selection_predicate
-/// Mirrors apiserver's `storage.SelectionPredicate`: which objects a list or watch wants.
+/// Mirrors apiserver's `storage.SelectionPredicate`: which objects a list or watch
+/// wants.
 #[derive(Clone, Debug, Default)]
 pub struct SelectionPredicate {
     /// The label selector.
@@ -35,8 +38,8 @@ pub struct SelectionPredicate {
 }
 
 impl SelectionPredicate {
-    /// Parses `?labelSelector=` and `?fieldSelector=` for `info`, rejecting field labels the
-    /// resource does not support.
+    /// Parses `?labelSelector=` and `?fieldSelector=` for `info`, rejecting field
+    /// labels the resource does not support.
     pub fn parse(
         info: &ResourceInfo,
         label_selector: &str,
@@ -59,7 +62,8 @@ impl SelectionPredicate {
         self.label.selects_all() && self.field.is_empty()
     }
 
-    /// Whether an object with these labels and fields is selected (`MatchesObjectAttributes`).
+    /// Whether an object with these labels and fields is selected
+    /// (`MatchesObjectAttributes`).
     pub fn matches_attrs(
         &self,
         labels: Option<&BTreeMap<String, String>>,
@@ -68,8 +72,8 @@ impl SelectionPredicate {
         matches_labels(&self.label, labels) && self.field.matches(fields)
     }
 
-    /// Whether `obj` is selected, computing its fields with `info` when the field selector needs
-    /// them (`Matches`).
+    /// Whether `obj` is selected, computing its fields with `info` when the field
+    /// selector needs them (`Matches`).
     pub fn matches(&self, info: &ResourceInfo, obj: &Object) -> bool {
         if !matches_labels(&self.label, obj.metadata.labels.as_ref()) {
             return false;
@@ -86,16 +90,26 @@ mod tests {
 
     #[test]
     fn a_predicate_rejects_unsupported_field_labels() {
-        let err = SelectionPredicate::parse(&ResourceInfo::CONFIGMAPS, "", "spec.nodeName=a")
-            .unwrap_err();
+        let err = SelectionPredicate::parse(
+            &ResourceInfo::CONFIGMAPS,
+            "",
+            "spec.nodeName=a",
+        )
+        .unwrap_err();
         assert_eq!(
             err,
             SelectionError::UnsupportedField("spec.nodeName".into())
         );
-        let p =
-            SelectionPredicate::parse(&ResourceInfo::PODS, "app=web", "spec.nodeName=n").unwrap();
+        let p = SelectionPredicate::parse(
+            &ResourceInfo::PODS,
+            "app=web",
+            "spec.nodeName=n",
+        )
+        .unwrap();
         assert!(p.matches(&ResourceInfo::PODS, &pod("a", "n")));
         assert!(!p.matches(&ResourceInfo::PODS, &pod("a", "m")));
-        assert!(SelectionPredicate::parse(&ResourceInfo::PODS, "a in (", "").is_err());
+        assert!(
+            SelectionPredicate::parse(&ResourceInfo::PODS, "a in (", "").is_err()
+        );
     }
 }

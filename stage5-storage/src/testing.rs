@@ -1,8 +1,9 @@
-//! A real `etcd` for tests and examples: started on free loopback ports with a temporary data
-//! directory, and stopped when dropped.
+//! A real `etcd` for tests and examples: started on free loopback ports with a
+//! temporary data directory, and stopped when dropped.
 //!
-//! Tests call [`EtcdServer::start_or_skip`]. Where the `etcd` binary is missing, a local run skips
-//! the test with a loud message; with `CI=true` the test fails, so CI can't pass without etcd.
+//! Tests call [`EtcdServer::start_or_skip`]. Where the `etcd` binary is missing, a
+//! local run skips the test with a loud message; with `CI=true` the test fails, so
+//! CI can't pass without etcd.
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -12,7 +13,8 @@ use std::time::{Duration, Instant};
 /// How long a started etcd may take to answer `/health`.
 const START_TIMEOUT: Duration = Duration::from_secs(20);
 
-/// The progress-notify interval the test etcd runs with (etcd's default is 10 minutes).
+/// The progress-notify interval the test etcd runs with (etcd's default is 10
+/// minutes).
 pub const TEST_PROGRESS_NOTIFY_INTERVAL: Duration = Duration::from_millis(200);
 
 /// A running `etcd` child process.
@@ -34,8 +36,8 @@ pub fn etcd_available() -> bool {
 }
 
 impl EtcdServer {
-    /// Starts etcd, or returns `None` after printing why the test is skipped. With `CI=true` a
-    /// missing binary or a failed start panics instead.
+    /// Starts etcd, or returns `None` after printing why the test is skipped. With
+    /// `CI=true` a missing binary or a failed start panics instead.
     pub fn start_or_skip(test: &str) -> Option<EtcdServer> {
         let ci = std::env::var("CI").is_ok_and(|v| v == "true");
         if !etcd_available() {
@@ -54,8 +56,8 @@ impl EtcdServer {
         }
     }
 
-    /// Starts etcd on two free loopback ports with the v2 API enabled and a short progress-notify
-    /// interval, and waits (bounded) until it answers `/health`.
+    /// Starts etcd on two free loopback ports with the v2 API enabled and a short
+    /// progress-notify interval, and waits (bounded) until it answers `/health`.
     pub fn start() -> std::io::Result<EtcdServer> {
         let data_dir = tempfile::tempdir()?;
         let client_addr = free_port()?;
@@ -117,14 +119,19 @@ impl EtcdServer {
                     "etcd exited at start: {status}"
                 )));
             }
-            if http_get(self.client_addr, "/health").is_ok_and(|body| body.contains("true")) {
+            if http_get(self.client_addr, "/health")
+                .is_ok_and(|body| body.contains("true"))
+            {
                 return Ok(());
             }
             if Instant::now() > deadline {
                 self.kill();
-                return Err(std::io::Error::other("etcd did not become healthy in 20 s"));
+                return Err(std::io::Error::other(
+                    "etcd did not become healthy in 20 s",
+                ));
             }
-            // Polling an outside process until it is ready; not synchronisation of our own code.
+            // Polling an outside process until it is ready; not synchronisation of
+            // our own code.
             std::thread::sleep(Duration::from_millis(50));
         }
     }

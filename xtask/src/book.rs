@@ -1,10 +1,11 @@
-//! `cargo xtask book build|serve`: the pinned mdBook tools, the include check, and the calls
-//! to `mdbook`.
+//! `cargo xtask book build|serve`: the pinned mdBook tools, the include check, and
+//! the calls to `mdbook`.
 //!
-//! mdBook renders an `{{#include file:anchor}}` whose anchor does not exist as an empty code
-//! block, without a warning. Chapters in this book show only code included from the crates, so
-//! a renamed or deleted anchor would silently empty a listing. [`check_includes`] runs before
-//! every build and turns each such case into an error with its `file:line`.
+//! mdBook renders an `{{#include file:anchor}}` whose anchor does not exist as an
+//! empty code block, without a warning. Chapters in this book show only code
+//! included from the crates, so a renamed or deleted anchor would silently empty a
+//! listing. [`check_includes`] runs before every build and turns each such case into
+//! an error with its `file:line`.
 
 use std::fmt;
 use std::fs;
@@ -14,7 +15,8 @@ use std::process::Command;
 
 use crate::error::Error;
 
-/// A tool the book needs, pinned to one version and installed with `cargo install --locked`.
+/// A tool the book needs, pinned to one version and installed with `cargo install
+/// --locked`.
 struct Tool {
     /// The executable's name, looked up on `PATH`.
     bin: &'static str,
@@ -38,7 +40,8 @@ const TOOLS: [Tool; 2] = [
     },
 ];
 
-/// `cargo xtask book build`: check the includes, ensure the tools, run `mdbook build book`.
+/// `cargo xtask book build`: check the includes, ensure the tools, run `mdbook build
+/// book`.
 pub(crate) fn build(root: &Path) -> Result<(), Error> {
     let src = root.join("book").join("src");
     let report = check_includes(&src).map_err(Error::io("read", &src))?;
@@ -59,7 +62,8 @@ pub(crate) fn build(root: &Path) -> Result<(), Error> {
     run_mdbook(root, &["build", "book"])
 }
 
-/// `cargo xtask book serve [ARGS]`: ensure the tools, run `mdbook serve book [ARGS]`.
+/// `cargo xtask book serve [ARGS]`: ensure the tools, run `mdbook serve book
+/// [ARGS]`.
 ///
 /// Binds 127.0.0.1 unless ARGS choose a hostname themselves.
 pub(crate) fn serve(root: &Path, extra: &[String]) -> Result<(), Error> {
@@ -67,13 +71,15 @@ pub(crate) fn serve(root: &Path, extra: &[String]) -> Result<(), Error> {
     run_mdbook(root, &serve_args(extra))
 }
 
-/// The arguments of `mdbook serve`: the book, `--hostname 127.0.0.1` unless `extra` chooses a
-/// hostname, then `extra`.
+/// The arguments of `mdbook serve`: the book, `--hostname 127.0.0.1` unless `extra`
+/// chooses a hostname, then `extra`.
 fn serve_args(extra: &[String]) -> Vec<&str> {
     let mut args = vec!["serve", "book"];
-    let has_hostname = extra
-        .iter()
-        .any(|a| a == "-n" || a.starts_with("--hostname") || (a.starts_with("-n") && a.len() > 2));
+    let has_hostname = extra.iter().any(|a| {
+        a == "-n"
+            || a.starts_with("--hostname")
+            || (a.starts_with("-n") && a.len() > 2)
+    });
     if !has_hostname {
         args.extend(["--hostname", "127.0.0.1"]);
     }
@@ -81,7 +87,8 @@ fn serve_args(extra: &[String]) -> Vec<&str> {
     args
 }
 
-/// Runs `mdbook ARGS` in the workspace root and turns a failure into an error message.
+/// Runs `mdbook ARGS` in the workspace root and turns a failure into an error
+/// message.
 fn run_mdbook(root: &Path, args: &[&str]) -> Result<(), Error> {
     let status = Command::new("mdbook")
         .args(args)
@@ -98,7 +105,8 @@ fn run_mdbook(root: &Path, args: &[&str]) -> Result<(), Error> {
     }
 }
 
-/// Makes sure every pinned tool is on `PATH` at its pinned version, installing it if not.
+/// Makes sure every pinned tool is on `PATH` at its pinned version, installing it if
+/// not.
 fn ensure_tools() -> Result<(), Error> {
     let mut pinned = Vec::new();
     for tool in &TOOLS {
@@ -139,7 +147,8 @@ fn ensure_tools() -> Result<(), Error> {
     Ok(())
 }
 
-/// `cargo install --locked PACKAGE --version VERSION`, with the cargo that runs xtask.
+/// `cargo install --locked PACKAGE --version VERSION`, with the cargo that runs
+/// xtask.
 fn install(tool: &Tool) -> Result<(), Error> {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let status = Command::new(&cargo)
@@ -229,17 +238,18 @@ impl fmt::Display for Problem {
     }
 }
 
-/// Checks every `{{#include}}`, `{{#rustdoc_include}}` and `{{#playground}}` in the markdown
-/// files under `src` (recursively).
+/// Checks every `{{#include}}`, `{{#rustdoc_include}}` and `{{#playground}}` in the
+/// markdown files under `src` (recursively).
 ///
-/// For each directive the path is resolved against the markdown file's directory, as mdBook
-/// does, and the file must exist. Then, depending on what follows the path:
+/// For each directive the path is resolved against the markdown file's directory, as
+/// mdBook does, and the file must exist. Then, depending on what follows the path:
 ///
-/// - `path:name`: the file has a `ANCHOR: name` line and, after it, an `ANCHOR_END: name`
-///   line, and the lines between them, less any other `ANCHOR`/`ANCHOR_END` lines, are not
-///   all blank. The name must also not open a second anchor, since mdBook uses only the first.
-/// - `path:N`, `path:N:M`, `path:N:`, `path::M`: the file has those lines (numbered from 1,
-///   inclusive), and they are not all blank.
+/// - `path:name`: the file has a `ANCHOR: name` line and, after it, an `ANCHOR_END:
+///   name` line, and the lines between them, less any other `ANCHOR`/`ANCHOR_END`
+///   lines, are not all blank. The name must also not open a second anchor, since
+///   mdBook uses only the first.
+/// - `path:N`, `path:N:M`, `path:N:`, `path::M`: the file has those lines (numbered
+///   from 1, inclusive), and they are not all blank.
 /// - `path` alone: the file is not blank.
 ///
 /// Directives escaped the mdBook way, `\{{#include ...}}`, are skipped.
@@ -305,9 +315,9 @@ struct Directive {
 }
 
 /// Finds the directives in `text` the way mdBook's link regex does: `{{`, optional
-/// whitespace, `#kind`, whitespace, a target without `}`, `}}`. A `\{{#` starts an escaped
-/// directive that runs to the last `}}` on its line and is skipped. Kinds other than those in
-/// [`Kind`] (such as `title`) are skipped too.
+/// whitespace, `#kind`, whitespace, a target without `}`, `}}`. A `\{{#` starts an
+/// escaped directive that runs to the last `}}` on its line and is skipped. Kinds
+/// other than those in [`Kind`] (such as `title`) are skipped too.
 fn find_directives(text: &str) -> Vec<Directive> {
     let bytes = text.as_bytes();
     let mut found = Vec::new();
@@ -338,8 +348,9 @@ fn find_directives(text: &str) -> Vec<Directive> {
     found
 }
 
-/// Parses a directive whose `{{` ends just before `start`. Returns the byte offset after its
-/// `}}`, its kind (`None` for kinds this check ignores) and its raw target.
+/// Parses a directive whose `{{` ends just before `start`. Returns the byte offset
+/// after its `}}`, its kind (`None` for kinds this check ignores) and its raw
+/// target.
 fn parse_directive(text: &str, start: usize) -> Option<(usize, Option<Kind>, &str)> {
     let bytes = text.as_bytes();
     let mut i = start;
@@ -388,8 +399,8 @@ enum Selection {
     },
 }
 
-/// Splits `path[:anchor|:range]` as mdBook does: the first `:` ends the path; then a number
-/// (or nothing) starts a line range, anything else is an anchor name.
+/// Splits `path[:anchor|:range]` as mdBook does: the first `:` ends the path; then a
+/// number (or nothing) starts a line range, anything else is an anchor name.
 fn parse_path(spec: &str) -> (&str, Selection) {
     let Some((path, rest)) = spec.split_once(':') else {
         return (spec, Selection::All);
@@ -469,7 +480,10 @@ fn tidy(path: &Path) -> PathBuf {
         match component {
             Component::CurDir => {}
             Component::ParentDir
-                if matches!(out.components().next_back(), Some(Component::Normal(_))) =>
+                if matches!(
+                    out.components().next_back(),
+                    Some(Component::Normal(_))
+                ) =>
             {
                 out.pop();
             }
@@ -479,8 +493,8 @@ fn tidy(path: &Path) -> PathBuf {
     out
 }
 
-/// The name of the first `MARKER name` in `line` (`marker` is `ANCHOR:` or `ANCHOR_END:`),
-/// matching mdBook's `ANCHOR:\s*([\w_-]+)`.
+/// The name of the first `MARKER name` in `line` (`marker` is `ANCHOR:` or
+/// `ANCHOR_END:`), matching mdBook's `ANCHOR:\s*([\w_-]+)`.
 fn anchor_name<'a>(line: &'a str, marker: &str) -> Option<&'a str> {
     line.match_indices(marker).find_map(|(at, _)| {
         let rest = line[at + marker.len()..].trim_start();
@@ -528,9 +542,13 @@ fn check_anchor(content: &str, name: &str) -> Result<(), String> {
     }
 }
 
-/// Checks that `content` has lines `start..=end` (from 1; `None`: to the end) and that they
-/// are not all blank.
-fn check_lines(content: &str, start: usize, end: Option<usize>) -> Result<(), String> {
+/// Checks that `content` has lines `start..=end` (from 1; `None`: to the end) and
+/// that they are not all blank.
+fn check_lines(
+    content: &str,
+    start: usize,
+    end: Option<usize>,
+) -> Result<(), String> {
     let lines: Vec<&str> = content.lines().collect();
     let shown = match end {
         Some(end) if end == start => format!("line {start}"),
@@ -627,7 +645,8 @@ fn tail() {}
 
     #[test]
     fn good_anchor_passes() {
-        let dir = with_code("# Ch\n\n```rust\n{{#include ../../code/lib.rs:good}}\n```\n");
+        let dir =
+            with_code("# Ch\n\n```rust\n{{#include ../../code/lib.rs:good}}\n```\n");
         assert_eq!(dir.problems(), Vec::<String>::new());
         let report = check_includes(&dir.0.join("src")).unwrap();
         assert_eq!((report.files, report.directives), (1, 1));
@@ -735,7 +754,9 @@ fn tail() {}
 
     #[test]
     fn whole_file_include() {
-        let dir = with_code("{{#include ../../code/lib.rs}}\n{{#include ../../code/blank.rs}}\n");
+        let dir = with_code(
+            "{{#include ../../code/lib.rs}}\n{{#include ../../code/blank.rs}}\n",
+        );
         dir.write("code/blank.rs", "\n  \n");
         assert_eq!(dir.problems(), ["2: `../../code/blank.rs` is empty"]);
     }
@@ -771,7 +792,8 @@ fn tail() {}
         let found = find_directives(
             "x {{ #include  a.rs:b }} y {{#include c.rs}}\n{{#include}}\n{{#include d.rs",
         );
-        let targets: Vec<_> = found.iter().map(|d| (d.line, d.target.as_str())).collect();
+        let targets: Vec<_> =
+            found.iter().map(|d| (d.line, d.target.as_str())).collect();
         assert_eq!(targets, [(1, "a.rs:b"), (1, "c.rs")]);
         assert_eq!(found[0].text, "{{ #include  a.rs:b }}");
     }

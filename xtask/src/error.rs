@@ -1,8 +1,10 @@
-//! The one error type of xtask: what went wrong, and the file, command or exercise it concerns.
+//! The one error type of xtask: what went wrong, and the file, command or exercise
+//! it concerns.
 //!
-//! Messages say what to do where there is something to do. `main` prints an error with its
-//! `#[source]` chain (`cannot read exercises.toml: No such file or directory`) and exits with 2
-//! for [`Error::Usage`] (as clap does for its own usage errors) and 1 for everything else.
+//! Messages say what to do where there is something to do. `main` prints an error
+//! with its `#[source]` chain (`cannot read exercises.toml: No such file or
+//! directory`) and exits with 2 for [`Error::Usage`] (as clap does for its own usage
+//! errors) and 1 for everything else.
 
 use std::io;
 use std::path::PathBuf;
@@ -12,7 +14,8 @@ use crate::exercise::region;
 /// Why an xtask command did not succeed.
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum Error {
-    /// The command line named something that does not exist, e.g. a mistyped exercise id.
+    /// The command line named something that does not exist, e.g. a mistyped
+    /// exercise id.
     #[error("{0}")]
     Usage(String),
     /// Reading, writing or listing a file or directory failed.
@@ -68,7 +71,8 @@ pub(crate) enum Error {
         #[source]
         source: toml::de::Error,
     },
-    /// `exercises.toml` (or `exercises.lock`) is not valid, or disagrees with the code.
+    /// `exercises.toml` (or `exercises.lock`) is not valid, or disagrees with the
+    /// code.
     #[error("{what}:\n  {}", problems.join("\n  "))]
     Manifest {
         /// What kind of disagreement, e.g. `exercises.toml is not valid`.
@@ -85,7 +89,8 @@ pub(crate) enum Error {
         #[source]
         source: region::Error,
     },
-    /// `solution` found no committed version of a region that matches `exercises.lock`.
+    /// `solution` found no committed version of a region that matches
+    /// `exercises.lock`.
     #[error(
         "found no reference for {id}: none of the {searched} commit(s) that touch {file} holds \
          the body that exercises.lock records ({hash}). Your own commits are never taken for the \
@@ -105,14 +110,15 @@ pub(crate) enum Error {
     /// The command refused to run, to protect the learner's work.
     #[error("{0}")]
     Refused(String),
-    /// The command ran and its check failed: red exercises, regions that are not proved red,
-    /// generated files out of date, broken book includes.
+    /// The command ran and its check failed: red exercises, regions that are not
+    /// proved red, generated files out of date, broken book includes.
     #[error("{0}")]
     Check(String),
 }
 
 impl Error {
-    /// An [`Error::Io`] maker for `map_err`: `fs::read(&p).map_err(Error::io("read", &p))`.
+    /// An [`Error::Io`] maker for `map_err`: `fs::read(&p).map_err(Error::io("read",
+    /// &p))`.
     pub(crate) fn io(
         action: &'static str,
         path: impl Into<PathBuf>,
@@ -126,13 +132,17 @@ impl Error {
     }
 
     /// An [`Error::Spawn`] maker for `map_err`.
-    pub(crate) fn spawn(program: impl Into<String>) -> impl FnOnce(io::Error) -> Error {
+    pub(crate) fn spawn(
+        program: impl Into<String>,
+    ) -> impl FnOnce(io::Error) -> Error {
         let program = program.into();
         move |source| Error::Spawn { program, source }
     }
 
     /// An [`Error::Region`] maker for `map_err`.
-    pub(crate) fn region(file: impl Into<String>) -> impl FnOnce(region::Error) -> Error {
+    pub(crate) fn region(
+        file: impl Into<String>,
+    ) -> impl FnOnce(region::Error) -> Error {
         let file = file.into();
         move |source| Error::Region { file, source }
     }
@@ -174,7 +184,8 @@ mod tests {
         );
         assert_eq!(err.exit_code(), 1);
         assert_eq!(Error::Usage("no".into()).exit_code(), 2);
-        let err = Error::region("a.rs")(region::Error::NoAnchor { id: "ex1-a".into() });
+        let err =
+            Error::region("a.rs")(region::Error::NoAnchor { id: "ex1-a".into() });
         assert_eq!(chain(&err), "a.rs: no `// ANCHOR: ex1-a` line");
         let err = Error::Manifest {
             what: "exercises.toml is not valid".into(),

@@ -1,10 +1,11 @@
 //! `cargo xtask exercise …`: exercises derived from the reference crates.
 //!
-//! The reference code is the only copy. An exercise is a region of it, the whole body of one
-//! function between `// ANCHOR: ex<stage>-<name>` and `// ANCHOR_END: …`, listed in
-//! `exercises.toml` with the crate that holds it, its tests, hints and minutes (a stage may span
-//! several crates). The learner's commands work on their own checkout; `TARGET` is a stage
-//! (`stage5` or `5`), one stage crate (`stage5-storage`) or an exercise id:
+//! The reference code is the only copy. An exercise is a region of it, the whole
+//! body of one function between `// ANCHOR: ex<stage>-<name>` and `// ANCHOR_END:
+//! …`, listed in `exercises.toml` with the crate that holds it, its tests, hints and
+//! minutes (a stage may span several crates). The learner's commands work on their
+//! own checkout; `TARGET` is a stage (`stage5` or `5`), one stage crate
+//! (`stage5-storage`) or an exercise id:
 //!
 //! | command | what it does |
 //! |---|---|
@@ -15,26 +16,29 @@
 //! | `solution ID` | restores one region's reference and shows the diff |
 //! | `reset TARGET` | stubs the region(s) again |
 //!
-//! `start` refuses over uncommitted changes in the regions' files, and it refuses to stub again
-//! a region that was started before and no longer holds the stub (the learner's work) unless
-//! `--force` is given; `reset` is the explicit way to start an exercise over. After stubbing, it
-//! builds the crates' tests (`cargo test --no-run`), so that the first `check` is quick.
+//! `start` refuses over uncommitted changes in the regions' files, and it refuses to
+//! stub again a region that was started before and no longer holds the stub (the
+//! learner's work) unless `--force` is given; `reset` is the explicit way to start
+//! an exercise over. After stubbing, it builds the crates' tests (`cargo test
+//! --no-run`), so that the first `check` is quick.
 //!
-//! Every cargo build these commands run allows dead code (`-A dead_code` appended to the
-//! rustflags) and goes to `<target dir>/exercise`: a stub leaves the helpers that only its region
-//! calls unused, and the reference code carries no `#[allow(dead_code)]` for that. See
-//! [`cargo`].
+//! Every cargo build these commands run allows dead code (`-A dead_code` appended to
+//! the rustflags) and goes to `<target dir>/exercise`: a stub leaves the helpers
+//! that only its region calls unused, and the reference code carries no
+//! `#[allow(dead_code)]` for that. See [`cargo`].
 //!
-//! The reference is fixed by the repository, never by the learner's commits: `exercises.lock`
-//! records a hash of every region's reference body, and `solution` restores the newest committed
-//! body with that hash (see [`lock`]). It refuses when no commit holds it, rather than take the
-//! learner's own code for the reference.
+//! The reference is fixed by the repository, never by the learner's commits:
+//! `exercises.lock` records a hash of every region's reference body, and `solution`
+//! restores the newest committed body with that hash (see [`lock`]). It refuses when
+//! no commit holds it, rather than take the learner's own code for the reference.
 //!
-//! CI's commands: `verify` (the red check, see [`verify`]) and `schedule --check` (the generated
-//! files: the workshop schedules in the facilitator's guide, see [`schedule`], the hints on the
-//! exercises pages, see [`pages`], and `exercises.lock`).
+//! CI's commands: `verify` (the red check, see [`verify`]) and `schedule --check`
+//! (the generated files: the workshop schedules in the facilitator's guide, see
+//! [`schedule`], the hints on the exercises pages, see [`pages`], and
+//! `exercises.lock`).
 //!
-//! Progress (started, solved, hints seen) lives in the git-ignored `.exercise-progress`.
+//! Progress (started, solved, hints seen) lives in the git-ignored
+//! `.exercise-progress`.
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -59,8 +63,8 @@ use lock::{Lock, hash_body};
 use manifest::{Exercise, Manifest, stage_crates};
 use progress::Progress;
 
-/// How long one exercise's `cargo test` may run in `check` before it is killed (an endless loop
-/// in the learner's code).
+/// How long one exercise's `cargo test` may run in `check` before it is killed (an
+/// endless loop in the learner's code).
 const CHECK_TIMEOUT: Duration = Duration::from_secs(300);
 
 /// The `exercise` subcommands.
@@ -68,11 +72,12 @@ const CHECK_TIMEOUT: Duration = Duration::from_secs(300);
 pub(crate) enum ExerciseCommand {
     /// Make the exercises' function bodies todo!() in your checkout
     ///
-    /// Then builds their tests, so that the first `check` is quick. Refuses over uncommitted
-    /// changes in those files, and over regions you started before that hold your code (unless
-    /// --force).
+    /// Then builds their tests, so that the first `check` is quick. Refuses over
+    /// uncommitted changes in those files, and over regions you started before
+    /// that hold your code (unless --force).
     Start {
-        /// A stage (`stage1` or `1`), one stage crate (`stage5-storage`) or an exercise id
+        /// A stage (`stage1` or `1`), one stage crate (`stage5-storage`) or an
+        /// exercise id
         target: String,
         /// Stub again regions that you started before, discarding your code there
         #[arg(long)]
@@ -94,8 +99,8 @@ pub(crate) enum ExerciseCommand {
     },
     /// Restore one exercise's reference code and show the diff
     ///
-    /// The reference is the newest committed body whose hash exercises.lock records: never your
-    /// own commits.
+    /// The reference is the newest committed body whose hash exercises.lock records:
+    /// never your own commits.
     Solution {
         /// An exercise id, e.g. `ex1-split-key`
         id: String,
@@ -107,9 +112,10 @@ pub(crate) enum ExerciseCommand {
     },
     /// CI's red check of every exercise region
     ///
-    /// In a scratch copy, each region stubbed alone must build without warnings (dead code
-    /// allowed), fail its own tests, keep its crate's other tests green, and not be needed by
-    /// the tests of an earlier exercise of its stage.
+    /// In a scratch copy, each region stubbed alone must build without warnings
+    /// (dead code allowed), fail its own tests, keep its crate's other tests
+    /// green, and not be needed by the tests of an earlier exercise of its
+    /// stage.
     Verify {
         /// The time limit for one test, in seconds
         #[arg(long, value_name = "SECS", default_value_t = 60,
@@ -124,8 +130,9 @@ pub(crate) enum ExerciseCommand {
     },
     /// Print the workshop schedules and update the generated files
     ///
-    /// The generated files: the schedules in book/src/facilitator.md, the hints on the exercises
-    /// pages (both from exercises.toml) and exercises.lock (from the reference regions).
+    /// The generated files: the schedules in book/src/facilitator.md, the hints on
+    /// the exercises pages (both from exercises.toml) and exercises.lock (from
+    /// the reference regions).
     Schedule {
         /// Change nothing; fail if any generated file is stale
         #[arg(long)]
@@ -154,10 +161,16 @@ pub(crate) fn run(root: &Path, command: ExerciseCommand) -> Result<(), Error> {
             Learner::new(root, style)?.start(&target, force)
         }
         ExerciseCommand::Next => Learner::new(root, style)?.next(),
-        ExerciseCommand::Check { target } => Learner::new(root, style)?.check(target.as_deref()),
-        ExerciseCommand::Hint { id } => Learner::new(root, style)?.hint(id.as_deref()),
+        ExerciseCommand::Check { target } => {
+            Learner::new(root, style)?.check(target.as_deref())
+        }
+        ExerciseCommand::Hint { id } => {
+            Learner::new(root, style)?.hint(id.as_deref())
+        }
         ExerciseCommand::Solution { id } => Learner::new(root, style)?.solution(&id),
-        ExerciseCommand::Reset { target } => Learner::new(root, style)?.reset(&target),
+        ExerciseCommand::Reset { target } => {
+            Learner::new(root, style)?.reset(&target)
+        }
     }
 }
 
@@ -172,7 +185,8 @@ impl Style {
     /// Colours on a terminal, plain text otherwise.
     pub(crate) fn detect() -> Style {
         Style {
-            color: std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
+            color: std::io::stdout().is_terminal()
+                && std::env::var_os("NO_COLOR").is_none(),
         }
     }
 
@@ -229,12 +243,13 @@ fn git(root: &Path, args: &[&str]) -> Result<String, Error> {
     }
 }
 
-/// The commits and paths in the output of `git log --follow --format=%H --name-only`: each
-/// commit's hash, then (after a blank line) the file's path at that commit. A commit without a
-/// path (a merge that did not change it) is skipped.
+/// The commits and paths in the output of `git log --follow --format=%H
+/// --name-only`: each commit's hash, then (after a blank line) the file's path at
+/// that commit. A commit without a path (a merge that did not change it) is skipped.
 fn history_with_paths(log: &str) -> Vec<(String, String)> {
     let is_hash = |line: &str| {
-        (line.len() == 40 || line.len() == 64) && line.bytes().all(|b| b.is_ascii_hexdigit())
+        (line.len() == 40 || line.len() == 64)
+            && line.bytes().all(|b| b.is_ascii_hexdigit())
     };
     let mut found = Vec::new();
     let mut commit: Option<&str> = None;
@@ -280,8 +295,8 @@ impl<'a> Learner<'a> {
         })
     }
 
-    /// The exercises a `TARGET` argument names, in book order. Their crates must be members of
-    /// the workspace.
+    /// The exercises a `TARGET` argument names, in book order. Their crates must be
+    /// members of the workspace.
     fn targets(&self, arg: &str) -> Result<Vec<&Exercise>, Error> {
         let target = self.manifest.resolve(arg, &self.stage_crates)?;
         let exercises = self.manifest.exercises_of(&target);
@@ -412,8 +427,8 @@ impl<'a> Learner<'a> {
         Ok(())
     }
 
-    /// Builds the tests of the exercises' crates as `check` will, so that the first `check` does
-    /// not wait for the compiler.
+    /// Builds the tests of the exercises' crates as `check` will, so that the first
+    /// `check` does not wait for the compiler.
     fn warm_up(&self, exercises: &[&Exercise]) -> Result<(), Error> {
         let s = &self.style;
         let mut crates: Vec<&str> = Vec::new();
@@ -493,12 +508,13 @@ impl<'a> Learner<'a> {
         }
     }
 
-    /// Shows an exercise: where it is, what to read, its first hint, and the later exercises
-    /// its tests wait for.
+    /// Shows an exercise: where it is, what to read, its first hint, and the later
+    /// exercises its tests wait for.
     fn show(&self, ex: &Exercise, progress: &mut Progress) -> Result<(), Error> {
         let s = &self.style;
         let text = self.read(&ex.file)?;
-        let (line, function) = region::locate(&text, &ex.id).map_err(Error::region(&ex.file))?;
+        let (line, function) =
+            region::locate(&text, &ex.id).map_err(Error::region(&ex.file))?;
         let exercises_page = self
             .manifest
             .chapter(ex.stage())
@@ -527,7 +543,9 @@ impl<'a> Learner<'a> {
             .manifest
             .later_needed_by(ex)
             .into_iter()
-            .filter(|later| progress.is_started(&later.id) && !progress.is_solved(&later.id))
+            .filter(|later| {
+                progress.is_started(&later.id) && !progress.is_solved(&later.id)
+            })
             .map(|later| later.id.as_str())
             .collect();
         if !waiting.is_empty() {
@@ -567,8 +585,8 @@ impl<'a> Learner<'a> {
             self.nothing_next(&progress);
             return Ok(());
         }
-        let logs =
-            std::env::temp_dir().join(format!("xtask-exercise-check-{}.log", std::process::id()));
+        let logs = std::env::temp_dir()
+            .join(format!("xtask-exercise-check-{}.log", std::process::id()));
         let id_width = exercises.iter().map(|ex| ex.id.len()).max().unwrap_or(0);
         let mut failing: Vec<&Exercise> = Vec::new();
         let mut built: BTreeMap<&str, Option<String>> = BTreeMap::new();
@@ -581,7 +599,9 @@ impl<'a> Learner<'a> {
                 built.insert(&ex.crate_name, self.build_errors(&ex.crate_name)?);
             }
             let verdict = match built.get(ex.crate_name.as_str()) {
-                Some(Some(_)) => TestVerdict::Red("does not compile (see above)".into()),
+                Some(Some(_)) => {
+                    TestVerdict::Red("does not compile (see above)".into())
+                }
                 _ => self.run_exercise_tests(ex, &logs)?,
             };
             match verdict {
@@ -641,8 +661,9 @@ impl<'a> Learner<'a> {
         }
     }
 
-    /// Builds a crate's tests as the exercise commands do (dead code allowed, in the exercise
-    /// target directory); `Some(errors)` when that fails (the errors are printed).
+    /// Builds a crate's tests as the exercise commands do (dead code allowed, in the
+    /// exercise target directory); `Some(errors)` when that fails (the errors
+    /// are printed).
     fn build_errors(&self, crate_name: &str) -> Result<Option<String>, Error> {
         let out = cargo::exercise_cargo(self.root, true)
             .env("CARGO_TERM_COLOR", "never")
@@ -662,7 +683,9 @@ impl<'a> Learner<'a> {
         let stderr = String::from_utf8_lossy(&out.stderr);
         let errors: Vec<&str> = stderr
             .lines()
-            .filter(|l| l.contains("error") && !l.trim_start().starts_with("Compiling"))
+            .filter(|l| {
+                l.contains("error") && !l.trim_start().starts_with("Compiling")
+            })
             .collect();
         let shown = if errors.is_empty() {
             stderr.trim().to_string()
@@ -686,7 +709,11 @@ impl<'a> Learner<'a> {
     }
 
     /// Runs one exercise's tests.
-    fn run_exercise_tests(&self, ex: &Exercise, log: &Path) -> Result<TestVerdict, Error> {
+    fn run_exercise_tests(
+        &self,
+        ex: &Exercise,
+        log: &Path,
+    ) -> Result<TestVerdict, Error> {
         let mut command = cargo::exercise_cargo(self.root, true);
         command
             .env("CARGO_TERM_COLOR", "never")
@@ -726,7 +753,8 @@ impl<'a> Learner<'a> {
         if stubbed {
             return Ok(TestVerdict::Red("still `todo!()`".into()));
         }
-        // Failures that all reach another exercise's stub: this one waits for that one.
+        // Failures that all reach another exercise's stub: this one waits for that
+        // one.
         let mut blockers: Vec<&str> = Vec::new();
         for (_, message) in &run.failed {
             match stub_id(message) {
@@ -816,11 +844,16 @@ impl<'a> Learner<'a> {
         Ok(())
     }
 
-    /// The reference body of an exercise's region and the (short) commit it was found in: the
-    /// newest committed body whose hash `exercises.lock` records. It looks at the commits that
-    /// touch the file, from HEAD (following renames), then at those on any other branch. The
-    /// learner's own versions never match the hash, so they are never taken for the reference.
-    fn find_reference(&self, ex: &Exercise, hash: &str) -> Result<(String, String), Error> {
+    /// The reference body of an exercise's region and the (short) commit it was
+    /// found in: the newest committed body whose hash `exercises.lock` records.
+    /// It looks at the commits that touch the file, from HEAD (following
+    /// renames), then at those on any other branch. The learner's own versions
+    /// never match the hash, so they are never taken for the reference.
+    fn find_reference(
+        &self,
+        ex: &Exercise,
+        hash: &str,
+    ) -> Result<(String, String), Error> {
         let mut candidates: Vec<(String, String)> = Vec::new();
         if let Ok(log) = git(
             self.root,
@@ -834,17 +867,21 @@ impl<'a> Learner<'a> {
                 &ex.file,
             ],
         ) {
-            // `--name-only` paths are from the repository's top, as `COMMIT:PATH` wants them.
+            // `--name-only` paths are from the repository's top, as `COMMIT:PATH`
+            // wants them.
             candidates.extend(
-                history_with_paths(&log)
-                    .into_iter()
-                    .map(|(commit, path)| (commit.clone(), format!("{commit}:{path}"))),
+                history_with_paths(&log).into_iter().map(|(commit, path)| {
+                    (commit.clone(), format!("{commit}:{path}"))
+                }),
             );
         }
         if let Ok(list) = git(self.root, &["rev-list", "--all", "--", &ex.file]) {
             for commit in list.lines().map(str::trim).filter(|l| !l.is_empty()) {
                 if !candidates.iter().any(|(seen, _)| seen == commit) {
-                    candidates.push((commit.to_string(), format!("{commit}:./{}", ex.file)));
+                    candidates.push((
+                        commit.to_string(),
+                        format!("{commit}:./{}", ex.file),
+                    ));
                 }
             }
         }
@@ -882,14 +919,15 @@ impl<'a> Learner<'a> {
             )],
         })?;
         let current = self.read(&ex.file)?;
-        let before = region::body(&current, &ex.id).map_err(Error::region(&ex.file))?;
+        let before =
+            region::body(&current, &ex.id).map_err(Error::region(&ex.file))?;
         if hash_body(&before) == hash {
             println!("{} already holds the reference.", s.bold(&ex.id));
             return Ok(());
         }
         let (after, commit) = self.find_reference(ex, hash)?;
-        let restored =
-            region::replace_body(&current, &ex.id, &after).map_err(Error::region(&ex.file))?;
+        let restored = region::replace_body(&current, &ex.id, &after)
+            .map_err(Error::region(&ex.file))?;
         self.write(&ex.file, &restored)?;
         let line = region::locate(&current, &ex.id)
             .map(|(l, _)| l)
@@ -930,8 +968,9 @@ impl<'a> Learner<'a> {
                     .map_err(Error::region(&ex.file))?
                     .lines()
                     .count();
-                let stubbed = region::stub(&text, &ex.id, &self.manifest.todo_message(ex))
-                    .map_err(Error::region(&ex.file))?;
+                let stubbed =
+                    region::stub(&text, &ex.id, &self.manifest.todo_message(ex))
+                        .map_err(Error::region(&ex.file))?;
                 self.write(&ex.file, &stubbed)?;
                 println!(
                     "{} {} is `todo!()` again {}",
@@ -982,8 +1021,8 @@ struct LibtestRun {
     failed: Vec<(String, String)>,
 }
 
-/// Counts `test NAME ... ok|FAILED` lines and takes each failure's panic message from its
-/// `---- NAME stdout ----` section.
+/// Counts `test NAME ... ok|FAILED` lines and takes each failure's panic message
+/// from its `---- NAME stdout ----` section.
 fn parse_libtest(output: &str) -> LibtestRun {
     let mut run = LibtestRun::default();
     let mut messages: BTreeMap<String, String> = BTreeMap::new();
@@ -1007,8 +1046,9 @@ fn parse_libtest(output: &str) -> LibtestRun {
         } else if line.contains("panicked at")
             && let Some(name) = &section
         {
-            let message =
-                process::panic_messages(&lines[i..=(i + 1).min(lines.len() - 1)].join("\n"));
+            let message = process::panic_messages(
+                &lines[i..=(i + 1).min(lines.len() - 1)].join("\n"),
+            );
             messages
                 .entry(name.clone())
                 .or_insert_with(|| message.into_iter().next().unwrap_or_default());
@@ -1022,7 +1062,8 @@ fn parse_libtest(output: &str) -> LibtestRun {
     run
 }
 
-/// A line diff of `old` against `new`, by longest common subsequence: `(' '|'-'|'+', line)`.
+/// A line diff of `old` against `new`, by longest common subsequence: `(' '|'-'|'+',
+/// line)`.
 fn diff_lines<'t>(old: &[&'t str], new: &[&'t str]) -> Vec<(char, &'t str)> {
     let (n, m) = (old.len(), new.len());
     let mut lcs = vec![vec![0usize; m + 1]; n + 1];
@@ -1127,7 +1168,9 @@ test result: FAILED. 1 passed; 2 failed; 0 ignored
         let a = "a".repeat(40);
         let b = "b".repeat(40);
         let m = "c".repeat(40);
-        let log = format!("{a}\n\nstage5-storage/src/kv.rs\n{m}\n{b}\n\nstage5-cacher/src/kv.rs\n");
+        let log = format!(
+            "{a}\n\nstage5-storage/src/kv.rs\n{m}\n{b}\n\nstage5-cacher/src/kv.rs\n"
+        );
         assert_eq!(
             history_with_paths(&log),
             [

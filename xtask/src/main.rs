@@ -10,11 +10,12 @@
 //! cargo xtask help [COMMAND]      the commands, their arguments and options
 //! ```
 //!
-//! Each subcommand lives in its own module; `main` only parses the command line (with clap's
-//! derive: [`Cli`], [`Commands`], [`BookCommand`], and [`exercise::ExerciseCommand`]) and
-//! dispatches. To add a subcommand, add a module, a variant to the matching enum and an arm to
-//! the `match` in [`run`]. Errors are [`error::Error`]s: `main` prints them with their causes and
-//! exits with 2 for a usage error (clap does the same for the ones it finds) and 1 for any other
+//! Each subcommand lives in its own module; `main` only parses the command line
+//! (with clap's derive: [`Cli`], [`Commands`], [`BookCommand`], and
+//! [`exercise::ExerciseCommand`]) and dispatches. To add a subcommand, add a module,
+//! a variant to the matching enum and an arm to the `match` in [`run`]. Errors are
+//! [`error::Error`]s: `main` prints them with their causes and exits with 2 for a
+//! usage error (clap does the same for the ones it finds) and 1 for any other
 //! failure.
 
 use std::path::{Path, PathBuf};
@@ -46,7 +47,8 @@ enum Commands {
         #[command(subcommand)]
         command: BookCommand,
     },
-    /// The exercises: start, next, check, hint, solution, reset; CI's verify and schedule
+    /// The exercises: start, next, check, hint, solution, reset; CI's verify and
+    /// schedule
     Exercise {
         /// What to do with the exercises
         #[command(subcommand)]
@@ -61,7 +63,8 @@ enum BookCommand {
     ///
     /// Installs the pinned mdbook tools if needed.
     Build,
-    /// Serve the book with live reload; ARGS go to `mdbook serve` (e.g. --open, -p 3001)
+    /// Serve the book with live reload; ARGS go to `mdbook serve` (e.g. --open, -p
+    /// 3001)
     ///
     /// Binds 127.0.0.1 unless ARGS choose a hostname.
     Serve {
@@ -204,7 +207,15 @@ mod tests {
             ExerciseCommand::Schedule { check: true }
         );
         assert_eq!(
-            exercise(&["verify", "--timeout", "5", "ex1-a", "--jobs", "1", "stage2"]),
+            exercise(&[
+                "verify",
+                "--timeout",
+                "5",
+                "ex1-a",
+                "--jobs",
+                "1",
+                "stage2"
+            ]),
             ExerciseCommand::Verify {
                 timeout: 5,
                 jobs: 1,

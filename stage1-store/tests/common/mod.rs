@@ -24,12 +24,17 @@ pub fn pod(namespace: &str, name: &str) -> Arc<Pod> {
 /// A pod whose `users` annotation is `users`, as in client-go's index_test.go.
 pub fn pod_with_users(name: &str, users: &str) -> Arc<Pod> {
     let mut p = (*pod("", name)).clone();
-    p.metadata.annotations = Some(BTreeMap::from([("users".to_string(), users.to_string())]));
+    p.metadata.annotations =
+        Some(BTreeMap::from([("users".to_string(), users.to_string())]));
     Arc::new(p)
 }
 
 /// A pod with labels.
-pub fn pod_with_labels(namespace: &str, name: &str, labels: &[(&str, &str)]) -> Arc<Pod> {
+pub fn pod_with_labels(
+    namespace: &str,
+    name: &str,
+    labels: &[(&str, &str)],
+) -> Arc<Pod> {
     let mut p = (*pod(namespace, name)).clone();
     p.metadata.labels = Some(
         labels

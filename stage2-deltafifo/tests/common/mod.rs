@@ -1,5 +1,5 @@
-//! Helpers shared by the stage 2 tests: a small object type, a known-objects store, and
-//! bounded pops.
+//! Helpers shared by the stage 2 tests: a small object type, a known-objects store,
+//! and bounded pops.
 #![allow(dead_code)]
 
 use std::convert::Infallible;
@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use stage1_store::{Cache, KeyError, Store, new_store};
 use stage2_deltafifo::{
-    Delta, DeltaFifo, DeltaFifoOptions, DeltaObject, DeltaType, Deltas, KnownObjects, PopError,
-    Queue,
+    Delta, DeltaFifo, DeltaFifoOptions, DeltaObject, DeltaType, Deltas,
+    KnownObjects, PopError, Queue,
 };
 
 /// client-go's `testFifoObject`: a name (the key) and a value.
@@ -57,8 +57,8 @@ pub fn fifo_with_known(store: &Arc<Cache<Obj>>) -> DeltaFifo<Obj> {
     DeltaFifo::new(DeltaFifoOptions::new(key_func()).known_objects(as_known(store)))
 }
 
-/// A readable form of one delta: its type, and "name=val" (or "tombstone:key" / "…=?" when the
-/// tombstone has no object).
+/// A readable form of one delta: its type, and "name=val" (or "tombstone:key" /
+/// "…=?" when the tombstone has no object).
 pub fn show(delta: &Delta<Obj>) -> (DeltaType, String) {
     let what = match &delta.object {
         DeltaObject::Object(o) => format!("{}={}", o.name, o.val),
@@ -85,7 +85,8 @@ pub fn show_all(deltas: &Deltas<Obj>) -> Vec<(DeltaType, String)> {
     deltas.iter().map(show).collect()
 }
 
-/// Pops one item, failing (not hanging) if none comes within a second of (paused) time.
+/// Pops one item, failing (not hanging) if none comes within a second of (paused)
+/// time.
 pub async fn pop<Q: Queue<Obj>>(queue: &Q) -> (Deltas<Obj>, bool) {
     tokio::time::timeout(
         Duration::from_secs(1),
@@ -97,7 +98,10 @@ pub async fn pop<Q: Queue<Obj>>(queue: &Q) -> (Deltas<Obj>, bool) {
 }
 
 /// Pops everything currently queued.
-pub async fn drain<Q: Queue<Obj>>(queue: &Q, n: usize) -> Vec<Vec<(DeltaType, String)>> {
+pub async fn drain<Q: Queue<Obj>>(
+    queue: &Q,
+    n: usize,
+) -> Vec<Vec<(DeltaType, String)>> {
     let mut out = Vec::new();
     for _ in 0..n {
         out.push(show_all(&pop(queue).await.0));

@@ -1,5 +1,6 @@
-//! Helpers shared by the scenario tests: pods, a store that records what the reflector does to
-//! it, an error recorder, and bounded waits that work with paused tokio time.
+//! Helpers shared by the scenario tests: pods, a store that records what the
+//! reflector does to it, an error recorder, and bounded waits that work with paused
+//! tokio time.
 
 #![allow(dead_code)]
 
@@ -11,7 +12,8 @@ use k8s_openapi::api::core::v1::Pod;
 use parking_lot::Mutex;
 use stage1_store::{Cache, KeyGetter, KeyLister, Store, StoreError};
 use stage3_reflector::{
-    Call, Error, FakeListerWatcher, ListerWatcher, Reflector, ReflectorOptions, WatchOptions,
+    Call, Error, FakeListerWatcher, ListerWatcher, Reflector, ReflectorOptions,
+    WatchOptions,
 };
 use tokio_util::sync::CancellationToken;
 
@@ -33,7 +35,8 @@ pub fn pod_at(name: &str, resource_version: &str) -> Pod {
     pod
 }
 
-/// A fake holding these pods, created in order (so `names[i]` is at version `i + 1`).
+/// A fake holding these pods, created in order (so `names[i]` is at version `i +
+/// 1`).
 pub fn fake_with(names: &[&str]) -> FakeListerWatcher<Pod> {
     let fake = FakeListerWatcher::new();
     for name in names {
@@ -71,9 +74,13 @@ pub async fn eventually(what: &str, mut condition: impl FnMut() -> bool) {
     .await;
 }
 
-/// Runs `reflector.run` next to `scenario`; when the scenario is done, cancels the reflector
-/// and waits for `run` to return. A panic in either fails the test at once.
-pub async fn drive<L, S, F>(reflector: &Reflector<Pod, L, S>, scenario: F) -> F::Output
+/// Runs `reflector.run` next to `scenario`; when the scenario is done, cancels the
+/// reflector and waits for `run` to return. A panic in either fails the test at
+/// once.
+pub async fn drive<L, S, F>(
+    reflector: &Reflector<Pod, L, S>,
+    scenario: F,
+) -> F::Output
 where
     L: ListerWatcher<Pod>,
     S: Store<Pod> + 'static,
@@ -93,8 +100,9 @@ where
     output
 }
 
-/// The calls the fake saw, with each watch timeout checked to be in [300 s, 600 s) and then
-/// blanked, so that the rest can be compared exactly (client-go's tests ignore it the same way).
+/// The calls the fake saw, with each watch timeout checked to be in [300 s, 600 s)
+/// and then blanked, so that the rest can be compared exactly (client-go's tests
+/// ignore it the same way).
 pub fn calls_without_timeouts(fake: &FakeListerWatcher<Pod>) -> Vec<Call> {
     fake.calls()
         .into_iter()
@@ -124,7 +132,8 @@ pub fn plain_watch(resource_version: &str) -> WatchOptions {
     }
 }
 
-/// Records every error a reflector reports, as a short kind such as `Expired` or `Api(500)`.
+/// Records every error a reflector reports, as a short kind such as `Expired` or
+/// `Api(500)`.
 #[derive(Clone, Default)]
 pub struct Reported(Arc<Mutex<Vec<String>>>);
 
@@ -134,7 +143,9 @@ impl Reported {
         let reported = self.clone();
         ReflectorOptions::default()
             .name("test-reflector")
-            .watch_error_handler(move |_name, error| reported.0.lock().push(kind(error)))
+            .watch_error_handler(move |_name, error| {
+                reported.0.lock().push(kind(error))
+            })
     }
 
     /// The kinds reported so far.
@@ -147,9 +158,13 @@ impl Reported {
 pub fn kind(error: &Error) -> String {
     match error {
         Error::Expired { .. } => "Expired".to_string(),
-        Error::TooLargeResourceVersion { .. } => "TooLargeResourceVersion".to_string(),
+        Error::TooLargeResourceVersion { .. } => {
+            "TooLargeResourceVersion".to_string()
+        }
         Error::Api { status } => format!("Api({})", status.code.unwrap_or_default()),
-        Error::Transport { .. } if error.is_connection_refused() => "ConnectionRefused".to_string(),
+        Error::Transport { .. } if error.is_connection_refused() => {
+            "ConnectionRefused".to_string()
+        }
         Error::Transport { .. } => "Transport".to_string(),
         Error::Decode { .. } => "Decode".to_string(),
         Error::UnexpectedType { .. } => "UnexpectedType".to_string(),
@@ -281,7 +296,11 @@ impl Store<Pod> for RecordingStore {
         self.cache.get(obj)
     }
 
-    fn replace(&self, list: Vec<Arc<Pod>>, resource_version: &str) -> Result<(), StoreError> {
+    fn replace(
+        &self,
+        list: Vec<Arc<Pod>>,
+        resource_version: &str,
+    ) -> Result<(), StoreError> {
         self.ops
             .lock()
             .push(Op::Replace(list.len(), resource_version.to_string()));

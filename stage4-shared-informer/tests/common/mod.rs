@@ -1,5 +1,5 @@
-//! Helpers for the stage 4 scenarios: pods, a handler that records what it is told, and
-//! bounded waits that work with paused tokio time.
+//! Helpers for the stage 4 scenarios: pods, a handler that records what it is told,
+//! and bounded waits that work with paused tokio time.
 #![allow(dead_code)]
 
 use std::future::Future;
@@ -8,7 +8,9 @@ use std::time::Duration;
 
 use k8s_openapi::api::core::v1::Pod;
 use stage3_reflector::FakeListerWatcher;
-use stage4_shared_informer::{DeletedObject, ResourceEventHandler, SharedIndexInformer};
+use stage4_shared_informer::{
+    DeletedObject, ResourceEventHandler, SharedIndexInformer,
+};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -72,7 +74,8 @@ impl ResourceEventHandler<Pod> for Recorder {
         let _ = self.tx.send(Seen::Add(name(obj), is_in_initial_list));
     }
     fn on_update(&self, old: &Arc<Pod>, new: &Arc<Pod>) {
-        let seen = if old.metadata.resource_version == new.metadata.resource_version {
+        let seen = if old.metadata.resource_version == new.metadata.resource_version
+        {
             Seen::Sync(name(new))
         } else {
             Seen::Update(
@@ -113,8 +116,8 @@ pub async fn next_n(rx: &mut mpsc::UnboundedReceiver<Seen>, n: usize) -> Vec<See
     seen
 }
 
-/// Asserts nothing arrives within `quiet` of virtual time (all runnable work has run by then:
-/// paused time only advances when every task is idle).
+/// Asserts nothing arrives within `quiet` of virtual time (all runnable work has run
+/// by then: paused time only advances when every task is idle).
 pub async fn assert_quiet(rx: &mut mpsc::UnboundedReceiver<Seen>, quiet: Duration) {
     if let Ok(Some(seen)) = tokio::time::timeout(quiet, rx.recv()).await {
         panic!("expected no notification, got {seen:?}");
@@ -122,7 +125,9 @@ pub async fn assert_quiet(rx: &mut mpsc::UnboundedReceiver<Seen>, quiet: Duratio
 }
 
 /// Runs `informer` in a task; returns the token that stops it and the task.
-pub fn start(informer: &Informer) -> (CancellationToken, tokio::task::JoinHandle<()>) {
+pub fn start(
+    informer: &Informer,
+) -> (CancellationToken, tokio::task::JoinHandle<()>) {
     let token = CancellationToken::new();
     let task = {
         let informer = informer.clone();

@@ -1,7 +1,7 @@
-//! `mini-apiserver`: stage 5's storage and watch cache behind a Kubernetes-compatible HTTP API,
-//! for kubectl, kube-client and this workspace's informers. Mirrors `kube-apiserver`'s
-//! `cmd/kube-apiserver/app/server.go` (`NewAPIServerCommand` → `Run`), with only the flags that
-//! matter for the watch.
+//! `mini-apiserver`: stage 5's storage and watch cache behind a
+//! Kubernetes-compatible HTTP API, for kubectl, kube-client and this workspace's
+//! informers. Mirrors `kube-apiserver`'s `cmd/kube-apiserver/app/server.go`
+//! (`NewAPIServerCommand` → `Run`), with only the flags that matter for the watch.
 //!
 //! ```text
 //! cargo run -p stage5-cacher --bin mini-apiserver                       # 127.0.0.1:8080, embedded store
@@ -10,27 +10,32 @@
 //! kubectl --server http://127.0.0.1:8080 get pods -w
 //! ```
 //!
-//! SIGINT or SIGTERM shuts it down gracefully: watch streams end, in-flight requests finish, the
-//! watch caches stop.
+//! SIGINT or SIGTERM shuts it down gracefully: watch streams end, in-flight requests
+//! finish, the watch caches stop.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Parser;
-use stage5_apiserver::{Backend, DEFAULT_BIND, DEFAULT_WATCH_CACHE_CAPACITY, Server, ServerConfig};
+use stage5_apiserver::{
+    Backend, DEFAULT_BIND, DEFAULT_WATCH_CACHE_CAPACITY, Server, ServerConfig,
+};
 
 /// A Kubernetes-compatible API server over stage 5's etcd3 storage and watch cache.
 #[derive(Debug, Parser)]
 #[command(name = "mini-apiserver", version, about)]
 struct Args {
-    /// Address to listen on (`--bind-address` and `--secure-port` upstream; plain HTTP here).
+    /// Address to listen on (`--bind-address` and `--secure-port` upstream; plain
+    /// HTTP here).
     #[arg(long, default_value = DEFAULT_BIND)]
     bind: SocketAddr,
-    /// Use real etcd at this URL instead of the embedded store (needs the `etcd` cargo feature).
+    /// Use real etcd at this URL instead of the embedded store (needs the `etcd`
+    /// cargo feature).
     #[arg(long, value_name = "URL")]
     etcd: Option<String>,
-    /// Bearer tokens, one `token,user` a line; without it there is no authentication.
+    /// Bearer tokens, one `token,user` a line; without it there is no
+    /// authentication.
     #[arg(long, value_name = "FILE")]
     token_file: Option<PathBuf>,
     /// Serve every list and watch straight from etcd (`--watch-cache=false`).
@@ -92,7 +97,9 @@ async fn shutdown_signal() {
     };
     #[cfg(unix)]
     let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+        match tokio::signal::unix::signal(
+            tokio::signal::unix::SignalKind::terminate(),
+        ) {
             Ok(mut signal) => {
                 signal.recv().await;
             }

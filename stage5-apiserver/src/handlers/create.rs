@@ -1,6 +1,6 @@
 //! `POST` on a collection: mirrors apiserver's `pkg/endpoints/handlers/create.go`
-//! (`CreateResource`), with the strategy's `PrepareForCreate`, `generateName` and the namespace
-//! rules.
+//! (`CreateResource`), with the strategy's `PrepareForCreate`, `generateName` and
+//! the namespace rules.
 
 use axum::http::StatusCode;
 use axum::response::Response;
@@ -13,9 +13,9 @@ use stage5_storage::{StorageError, object_key};
 
 use super::rest::*;
 
-/// Mirrors `CreateResource` → `Store.Create`: `BeforeCreate` (namespace, generateName, name
-/// validation, `FillObjectMetaSystemFields`), then the storage's create. Answers 201 with the
-/// stored object.
+/// Mirrors `CreateResource` → `Store.Create`: `BeforeCreate` (namespace,
+/// generateName, name validation, `FillObjectMetaSystemFields`), then the storage's
+/// create. Answers 201 with the stored object.
 pub(crate) async fn create(
     resource: &RegisteredResource,
     request: &ResourceRequest,
@@ -67,7 +67,9 @@ pub(crate) async fn create(
         let key = object_key(info, namespace, &name);
         match resource.dyn_storage.create(key, obj.clone()).await {
             Ok(created) => return Ok(json_response(StatusCode::CREATED, &created)),
-            Err(error @ StorageError::AlreadyExists { .. }) if generate.is_some() => {
+            Err(error @ StorageError::AlreadyExists { .. })
+                if generate.is_some() =>
+            {
                 last_error = Some(error);
             }
             Err(error) => return Err(error.into()),

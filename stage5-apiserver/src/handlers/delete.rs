@@ -11,10 +11,11 @@ use stage5_storage::{Preconditions, object_key};
 
 use super::rest::*;
 
-/// Mirrors `DeleteResource` → `Store.Delete`: optional `DeleteOptions` in the body with
-/// `preconditions` (uid, resourceVersion; a mismatch is 409). Deletion is immediate (no grace
-/// period, no finalizers), and the answer is the object's last state with 200, like
-/// `ReturnDeletedObject` stores; kubectl and kube-client accept it as they accept a `Status`.
+/// Mirrors `DeleteResource` → `Store.Delete`: optional `DeleteOptions` in the body
+/// with `preconditions` (uid, resourceVersion; a mismatch is 409). Deletion is
+/// immediate (no grace period, no finalizers), and the answer is the object's last
+/// state with 200, like `ReturnDeletedObject` stores; kubectl and kube-client accept
+/// it as they accept a `Status`.
 pub(crate) async fn delete(
     resource: &RegisteredResource,
     namespace: Option<&str>,
@@ -24,7 +25,9 @@ pub(crate) async fn delete(
     let mut preconditions = Preconditions::default();
     if !body.iter().all(u8::is_ascii_whitespace) {
         let options: Value = serde_json::from_slice(body).map_err(|e| {
-            ApiError::bad_request(format!("the DeleteOptions could not be decoded: {e}"))
+            ApiError::bad_request(format!(
+                "the DeleteOptions could not be decoded: {e}"
+            ))
         })?;
         let field = |name: &str| {
             options

@@ -14,13 +14,14 @@ use stage5_storage::{ResourceInfo, SelectionPredicate};
 use super::rest::*;
 
 // ANCHOR: list_options
-/// Mirrors `ListResource` up to the storage call: reads `metav1.ListOptions` from the query and
-/// validates them like `ValidateListOptions`. A non-numeric resourceVersion is 400 (upstream:
-/// 500); `resourceVersionMatch` needs a resourceVersion, and `Exact` needs one other than `0`.
-/// The storage then gives each resourceVersion its meaning: `""` the newest state (from etcd, a
-/// consistent read), `"0"` any state (the watch cache answers at once), `N` not older than `N`,
-/// `N` with `Exact` exactly `N` (410 if compacted), and a continue token pins every page to the
-/// first page's revision.
+/// Mirrors `ListResource` up to the storage call: reads `metav1.ListOptions` from
+/// the query and validates them like `ValidateListOptions`. A non-numeric
+/// resourceVersion is 400 (upstream: 500); `resourceVersionMatch` needs a
+/// resourceVersion, and `Exact` needs one other than `0`. The storage then gives
+/// each resourceVersion its meaning: `""` the newest state (from etcd, a consistent
+/// read), `"0"` any state (the watch cache answers at once), `N` not older than `N`,
+/// `N` with `Exact` exactly `N` (410 if compacted), and a continue token pins every
+/// page to the first page's revision.
 pub fn list_options(
     info: &ResourceInfo,
     query: &QueryParams,
@@ -43,7 +44,9 @@ pub fn list_options(
                 "Forbidden: resourceVersionMatch is forbidden when continue is provided",
             ));
         }
-        if resource_version_match == Some(ResourceVersionMatch::Exact) && resource_version == "0" {
+        if resource_version_match == Some(ResourceVersionMatch::Exact)
+            && resource_version == "0"
+        {
             return Err(invalid_options(
                 "resourceVersionMatch",
                 "Forbidden: resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\"",
@@ -72,8 +75,9 @@ pub fn list_options(
 }
 // ANCHOR_END: list_options
 
-/// Mirrors `ListResource`: `{kind: PodList, apiVersion, metadata: {resourceVersion, continue,
-/// remainingItemCount}, items}`. A compacted resourceVersion or continue token is 410 Expired.
+/// Mirrors `ListResource`: `{kind: PodList, apiVersion, metadata: {resourceVersion,
+/// continue, remainingItemCount}, items}`. A compacted resourceVersion or continue
+/// token is 410 Expired.
 pub(crate) async fn list(
     resource: &RegisteredResource,
     namespace: Option<&str>,
@@ -128,7 +132,10 @@ pub fn list_response(info: &ResourceInfo, result: &ListResult) -> Response {
     response
 }
 
-pub(crate) fn push_json<T: serde::Serialize + ?Sized>(buffer: &mut Vec<u8>, value: &T) {
+pub(crate) fn push_json<T: serde::Serialize + ?Sized>(
+    buffer: &mut Vec<u8>,
+    value: &T,
+) {
     if serde_json::to_writer(&mut *buffer, value).is_err() {
         buffer.extend_from_slice(b"null");
     }
@@ -136,9 +143,9 @@ pub(crate) fn push_json<T: serde::Serialize + ?Sized>(buffer: &mut Vec<u8>, valu
 
 /// Reads the watch options (`ListOptions` with `watch=true`) and validates them like
 /// `ValidateListOptions`: `sendInitialEvents` needs `allowWatchBookmarks` and
-/// `resourceVersionMatch=NotOlderThan`; `resourceVersionMatch` needs `sendInitialEvents`. A watch
-/// of one object (`/pods/web-0?watch=1`) is a watch with `metadata.name=web-0` added to the field
-/// selector, as upstream does.
+/// `resourceVersionMatch=NotOlderThan`; `resourceVersionMatch` needs
+/// `sendInitialEvents`. A watch of one object (`/pods/web-0?watch=1`) is a watch
+/// with `metadata.name=web-0` added to the field selector, as upstream does.
 pub fn watch_options(
     info: &ResourceInfo,
     query: &QueryParams,

@@ -1,12 +1,13 @@
-//! The REST verbs of one generic resource: mirrors apiserver's `pkg/endpoints/handlers`
-//! (`ListResource`, `GetResource`, `CreateResource`, `UpdateResource`, `PatchResource`,
-//! `DeleteResource`) over the `rest.Storage` that `registry/generic/registry.Store` builds, with
-//! the parts of each resource's strategy that matter here (`PrepareForCreate`, name validation,
+//! The REST verbs of one generic resource: mirrors apiserver's
+//! `pkg/endpoints/handlers` (`ListResource`, `GetResource`, `CreateResource`,
+//! `UpdateResource`, `PatchResource`, `DeleteResource`) over the `rest.Storage` that
+//! `registry/generic/registry.Store` builds, with the parts of each resource's
+//! strategy that matter here (`PrepareForCreate`, name validation,
 //! `FillObjectMetaSystemFields`).
 //!
-//! One entry point, [`serve_api`], serves every `/api` and `/apis` path: it parses the path
-//! ([`request_info`](crate::request_info)), answers discovery, finds the resource in the
-//! registry and dispatches on the HTTP method:
+//! One entry point, [`serve_api`], serves every `/api` and `/apis` path: it parses
+//! the path ([`request_info`](crate::request_info)), answers discovery, finds the
+//! resource in the registry and dispatches on the HTTP method:
 //!
 //! | Method  | Collection          | Object             |
 //! |---------|---------------------|--------------------|
@@ -48,7 +49,10 @@ pub use self::get::{list_options, list_response, watch_options};
 pub use self::rest::QueryParams;
 
 /// The entry point of every `/api` and `/apis` request.
-pub async fn serve_api(State(state): State<Arc<AppState>>, request: Request) -> Response {
+pub async fn serve_api(
+    State(state): State<Arc<AppState>>,
+    request: Request,
+) -> Response {
     let (parts, body) = request.into_parts();
     match handle(&state, &parts.method, &parts.uri, &parts.headers, body).await {
         Ok(response) => response,
@@ -69,15 +73,20 @@ async fn handle(
     body: Body,
 ) -> Result<Response, ApiError> {
     if state.shutdown.is_cancelled() {
-        // Mirrors `--shutdown-send-retry-after`: new requests during shutdown are told to retry.
+        // Mirrors `--shutdown-send-retry-after`: new requests during shutdown are
+        // told to retry.
         return Err(ApiError::shutting_down());
     }
-    let path = request_info::parse(uri.path()).ok_or_else(ApiError::path_not_found)?;
+    let path =
+        request_info::parse(uri.path()).ok_or_else(ApiError::path_not_found)?;
     let request = match path {
         ApiPath::Resource(request) => request,
         discovery_path => {
             if method != Method::GET {
-                return Err(ApiError::method_not_supported("discovery", method.as_str()));
+                return Err(ApiError::method_not_supported(
+                    "discovery",
+                    method.as_str(),
+                ));
             }
             let document = match discovery_path {
                 ApiPath::CoreVersions => Some(discovery::core_versions()),
@@ -106,12 +115,14 @@ async fn handle(
     }
     let query = QueryParams::from_uri(uri)?;
     let info = &resource.info;
-    let verb_error = |verb: &str| Err(ApiError::method_not_supported(info.plural, verb));
+    let verb_error =
+        |verb: &str| Err(ApiError::method_not_supported(info.plural, verb));
     let namespace = request.namespace.as_deref();
     let watch = request.legacy_watch || query.is_watch()?;
     match (method.clone(), request.name.as_deref()) {
         (Method::GET, _) if watch => {
-            let (options, predicate) = watch_options(info, &query, request.name.as_deref())?;
+            let (options, predicate) =
+                watch_options(info, &query, request.name.as_deref())?;
             serve_watch(state, resource, namespace, options, predicate).await
         }
         (Method::GET, None) => list(resource, namespace, &query).await,

@@ -7,10 +7,11 @@
 //! | `application/strategic-merge-patch+json`   | treated as a JSON merge patch (see below)   |
 //! | `application/json-patch+json`, apply-patch | 415 UnsupportedMediaType                    |
 //!
-//! A strategic merge patch differs from a merge patch only for lists whose schema names a merge
-//! key (`containers` by `name`, for example): strategic merge merges such lists item by item,
-//! merge patch replaces them. Patches that set scalars and maps, which is what `kubectl label`,
-//! `kubectl annotate` and these tests send, give the same result either way.
+//! A strategic merge patch differs from a merge patch only for lists whose schema
+//! names a merge key (`containers` by `name`, for example): strategic merge merges
+//! such lists item by item, merge patch replaces them. Patches that set scalars and
+//! maps, which is what `kubectl label`, `kubectl annotate` and these tests send,
+//! give the same result either way.
 
 use axum::http::StatusCode;
 use axum::response::Response;
@@ -19,13 +20,16 @@ use serde_json::Value;
 use crate::registry::RegisteredResource;
 use crate::status::ApiError;
 use stage5_storage::Object;
-use stage5_storage::{Preconditions, StorageError, object_key, parse_resource_version};
+use stage5_storage::{
+    Preconditions, StorageError, object_key, parse_resource_version,
+};
 
 use super::rest::*;
 
-/// Mirrors `PatchResource` for merge patches: inside `GuaranteedUpdate`, the current object is
-/// encoded, patched (RFC 7386) and decoded again. A resourceVersion in the patch is a
-/// precondition; name and namespace cannot change (422), nor can uid (409).
+/// Mirrors `PatchResource` for merge patches: inside `GuaranteedUpdate`, the current
+/// object is encoded, patched (RFC 7386) and decoded again. A resourceVersion in the
+/// patch is a precondition; name and namespace cannot change (422), nor can uid
+/// (409).
 pub(crate) async fn patch(
     resource: &RegisteredResource,
     namespace: Option<&str>,
@@ -35,7 +39,9 @@ pub(crate) async fn patch(
 ) -> Result<Response, ApiError> {
     let info = resource.info.clone();
     let patch: Value = serde_json::from_slice(body).map_err(|e| {
-        ApiError::bad_request(format!("the body of the request could not be decoded: {e}"))
+        ApiError::bad_request(format!(
+            "the body of the request could not be decoded: {e}"
+        ))
     })?;
     if !patch.is_object() {
         return Err(ApiError::bad_request("a merge patch must be a JSON object"));
@@ -115,14 +121,16 @@ impl PatchType {
             .to_ascii_lowercase();
         match media.as_str() {
             "application/merge-patch+json" => Ok(PatchType::Merge),
-            "application/strategic-merge-patch+json" => Ok(PatchType::StrategicMerge),
+            "application/strategic-merge-patch+json" => {
+                Ok(PatchType::StrategicMerge)
+            }
             _ => Err(ApiError::unsupported_media_type(content_type, SUPPORTED)),
         }
     }
 }
 
-/// Mirrors `jsonpatch.MergePatch` (RFC 7386): objects merge key by key, `null` deletes a key,
-/// anything else replaces.
+/// Mirrors `jsonpatch.MergePatch` (RFC 7386): objects merge key by key, `null`
+/// deletes a key, anything else replaces.
 pub fn merge_patch(target: &mut Value, patch: &Value) {
     let Value::Object(patch_map) = patch else {
         *target = patch.clone();
@@ -136,7 +144,10 @@ pub fn merge_patch(target: &mut Value, patch: &Value) {
             if value.is_null() {
                 target_map.remove(key);
             } else {
-                merge_patch(target_map.entry(key.clone()).or_insert(Value::Null), value);
+                merge_patch(
+                    target_map.entry(key.clone()).or_insert(Value::Null),
+                    value,
+                );
             }
         }
     }
@@ -184,7 +195,10 @@ mod tests {
     #[test]
     fn content_types() {
         assert_eq!(
-            PatchType::from_content_type("application/merge-patch+json; charset=utf-8").ok(),
+            PatchType::from_content_type(
+                "application/merge-patch+json; charset=utf-8"
+            )
+            .ok(),
             Some(PatchType::Merge)
         );
         assert_eq!(

@@ -1,5 +1,6 @@
-//! What the verbs share: mirrors apiserver's `pkg/endpoints/handlers/rest.go` (the request
-//! scope's decoding and content negotiation, query parameters, the JSON answer).
+//! What the verbs share: mirrors apiserver's `pkg/endpoints/handlers/rest.go` (the
+//! request scope's decoding and content negotiation, query parameters, the JSON
+//! answer).
 
 use axum::body::Body;
 use axum::extract::Query;
@@ -39,7 +40,8 @@ impl QueryParams {
         self.get(name).unwrap_or("")
     }
 
-    /// A boolean parameter (`true`/`1`/`false`/`0`; absent or empty is `None`), or 400.
+    /// A boolean parameter (`true`/`1`/`false`/`0`; absent or empty is `None`), or
+    /// 400.
     pub fn bool(&self, name: &str) -> Result<Option<bool>, ApiError> {
         match self.get(name) {
             None | Some("") => Ok(None),
@@ -51,7 +53,10 @@ impl QueryParams {
         }
     }
 
-    pub(crate) fn number<T: std::str::FromStr>(&self, name: &str) -> Result<Option<T>, ApiError> {
+    pub(crate) fn number<T: std::str::FromStr>(
+        &self,
+        name: &str,
+    ) -> Result<Option<T>, ApiError> {
         match self.get(name) {
             None | Some("") => Ok(None),
             Some(text) => text.parse().map(Some).map_err(|_| {
@@ -68,9 +73,10 @@ impl QueryParams {
     }
 }
 
-/// Mirrors the decoder negotiation of `CreateResource`/`UpdateResource`: only JSON bodies are
-/// understood (a missing `Content-Type` is taken as JSON). Protobuf, which client-go's typed
-/// clients send (`kubectl create namespace`, `kubectl create configmap`), and YAML are 415.
+/// Mirrors the decoder negotiation of `CreateResource`/`UpdateResource`: only JSON
+/// bodies are understood (a missing `Content-Type` is taken as JSON). Protobuf,
+/// which client-go's typed clients send (`kubectl create namespace`, `kubectl create
+/// configmap`), and YAML are 415.
 pub(crate) fn require_json(headers: &HeaderMap) -> Result<(), ApiError> {
     let content_type = headers
         .get(header::CONTENT_TYPE)
@@ -87,8 +93,8 @@ pub(crate) fn require_json(headers: &HeaderMap) -> Result<(), ApiError> {
     }
 }
 
-/// Reads a request body up to the server's limit: 413 `Status` beyond it (instead of axum's plain
-/// text 413), 400 if the body cannot be read.
+/// Reads a request body up to the server's limit: 413 `Status` beyond it (instead of
+/// axum's plain text 413), 400 if the body cannot be read.
 pub(crate) async fn read_body(
     state: &AppState,
     headers: &HeaderMap,
@@ -123,7 +129,9 @@ pub(crate) fn json_response(code: StatusCode, obj: &Object) -> Response {
     response
 }
 
-pub(crate) fn parse_match(text: &str) -> Result<Option<ResourceVersionMatch>, ApiError> {
+pub(crate) fn parse_match(
+    text: &str,
+) -> Result<Option<ResourceVersionMatch>, ApiError> {
     match text {
         "" => Ok(None),
         "NotOlderThan" => Ok(Some(ResourceVersionMatch::NotOlderThan)),
@@ -153,9 +161,14 @@ pub(crate) fn predicate(
 }
 
 /// Decodes a body as an object of `info`'s kind: 400 for bad JSON or another kind.
-pub(crate) fn decode_body(info: &ResourceInfo, body: &[u8]) -> Result<Object, ApiError> {
+pub(crate) fn decode_body(
+    info: &ResourceInfo,
+    body: &[u8],
+) -> Result<Object, ApiError> {
     let value: Value = serde_json::from_slice(body).map_err(|e| {
-        ApiError::bad_request(format!("the body of the request could not be decoded: {e}"))
+        ApiError::bad_request(format!(
+            "the body of the request could not be decoded: {e}"
+        ))
     })?;
     if !value.is_object() {
         return Err(ApiError::bad_request(
@@ -163,7 +176,9 @@ pub(crate) fn decode_body(info: &ResourceInfo, body: &[u8]) -> Result<Object, Ap
         ));
     }
     let mut obj: Object = serde_json::from_value(value).map_err(|e| {
-        ApiError::bad_request(format!("the body of the request could not be decoded: {e}"))
+        ApiError::bad_request(format!(
+            "the body of the request could not be decoded: {e}"
+        ))
     })?;
     check_type(info, &obj)?;
     obj.types = Some(info.type_meta());
@@ -197,13 +212,14 @@ pub(crate) fn conflict(info: &ResourceInfo, name: &str) -> StorageError {
     }
 }
 
-/// How often a create with `generateName` retries a name that already exists (upstream retries
-/// since 1.30).
+/// How often a create with `generateName` retries a name that already exists
+/// (upstream retries since 1.30).
 pub(crate) const GENERATE_NAME_ATTEMPTS: usize = 8;
 
-/// Mirrors the namespace check of `CreateResource`/`UpdateResource` (`EnsureObjectNamespaceMatchesRequestNamespace`):
-/// the body's namespace, if set, must be the URL's; the object gets the URL's namespace
-/// (cluster-scoped objects none).
+/// Mirrors the namespace check of `CreateResource`/`UpdateResource`
+/// (`EnsureObjectNamespaceMatchesRequestNamespace`): the body's namespace, if set,
+/// must be the URL's; the object gets the URL's namespace (cluster-scoped objects
+/// none).
 pub(crate) fn ensure_namespace(
     info: &ResourceInfo,
     obj: &mut Object,

@@ -1,5 +1,6 @@
 //! `PUT` on an object: mirrors apiserver's `pkg/endpoints/handlers/update.go`
-//! (`UpdateResource`), a guaranteed update with the client's resourceVersion as precondition.
+//! (`UpdateResource`), a guaranteed update with the client's resourceVersion as
+//! precondition.
 
 use axum::http::StatusCode;
 use axum::response::Response;
@@ -7,14 +8,17 @@ use axum::response::Response;
 use crate::registry::RegisteredResource;
 use crate::status::ApiError;
 use stage5_storage::Object;
-use stage5_storage::{Preconditions, StorageError, object_key, parse_resource_version};
+use stage5_storage::{
+    Preconditions, StorageError, object_key, parse_resource_version,
+};
 
 use super::rest::*;
 
-/// Mirrors `UpdateResource` → `Store.Update` → `GuaranteedUpdate`: the body replaces the object.
-/// A resourceVersion in the body is a precondition (stale → 409 Conflict); without one the
-/// update is unconditional (`AllowUnconditionalUpdate`). uid and creationTimestamp are kept.
-/// Updating a missing object is 404 (no create-on-update).
+/// Mirrors `UpdateResource` → `Store.Update` → `GuaranteedUpdate`: the body replaces
+/// the object. A resourceVersion in the body is a precondition (stale → 409
+/// Conflict); without one the update is unconditional (`AllowUnconditionalUpdate`).
+/// uid and creationTimestamp are kept. Updating a missing object is 404 (no
+/// create-on-update).
 pub(crate) async fn update(
     resource: &RegisteredResource,
     namespace: Option<&str>,

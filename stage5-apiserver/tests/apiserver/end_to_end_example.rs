@@ -1,7 +1,8 @@
-//! The core of `examples/end-to-end.rs`, as a test: the server on a free loopback port (embedded
-//! store, watch cache on), a stage 4 informer with two handlers through kube-client, a few
-//! creates, patches and a delete, and at the end the informer's cache equals the server's list
-//! and both handlers saw every event. Every wait is bounded.
+//! The core of `examples/end-to-end.rs`, as a test: the server on a free loopback
+//! port (embedded store, watch cache on), a stage 4 informer with two handlers
+//! through kube-client, a few creates, patches and a delete, and at the end the
+//! informer's cache equals the server's list and both handlers saw every event.
+//! Every wait is bounded.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -13,7 +14,8 @@ use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use serde_json::json;
 use stage3_reflector::KubeListerWatcher;
 use stage4_shared_informer::{
-    DeletedObject, KubeSource, ResourceEventHandler, SharedInformerFactory, parse_label_selector,
+    DeletedObject, KubeSource, ResourceEventHandler, SharedInformerFactory,
+    parse_label_selector,
 };
 use stage5_apiserver::{Server, ServerConfig};
 use tokio::sync::mpsc;
@@ -94,10 +96,12 @@ async fn end_to_end_informer_cache_matches_the_server() {
         Client::try_from(kube::Config::new(url.clone())).expect("client"),
         "default",
     );
-    let client = KubeListerWatcher::<Pod>::client(kube::Config::new(url)).expect("client");
-    let factory = SharedInformerFactory::builder(KubeSource::new(client), Duration::ZERO)
-        .namespace("default")
-        .build();
+    let client =
+        KubeListerWatcher::<Pod>::client(kube::Config::new(url)).expect("client");
+    let factory =
+        SharedInformerFactory::builder(KubeSource::new(client), Duration::ZERO)
+            .namespace("default")
+            .build();
     let (tx, mut seen) = mpsc::unbounded_channel();
     let informer = factory.pods().informer();
     informer
@@ -118,9 +122,10 @@ async fn end_to_end_informer_cache_matches_the_server() {
         .await
         .expect("create");
     factory.start();
-    let synced = timeout(WAIT, factory.wait_for_cache_sync(&CancellationToken::new()))
-        .await
-        .expect("sync in time");
+    let synced =
+        timeout(WAIT, factory.wait_for_cache_sync(&CancellationToken::new()))
+            .await
+            .expect("sync in time");
     assert!(synced.values().all(|s| *s), "{synced:?}");
     assert_eq!(next_n(&mut seen, 2).await, both("ADD", "default/web-0"));
 

@@ -3,7 +3,8 @@
 //! - [`server_http`]: every verb, Status errors and watch streams over raw HTTP;
 //! - [`server_kube_client`]: kube-client and kube-runtime's watcher, unchanged;
 //! - [`server_kubectl`]: the real kubectl;
-//! - [`server_informer`]: stage 4's shared informer against the server, through relists;
+//! - [`server_informer`]: stage 4's shared informer against the server, through
+//!   relists;
 //! - [`end_to_end_example`]: the README's main job, as a test.
 
 mod end_to_end_example;

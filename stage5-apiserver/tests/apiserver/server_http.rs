@@ -1,10 +1,11 @@
-//! The mini-apiserver over raw HTTP: discovery, every verb, every error as a `Status` with its
-//! code and reason, the watch stream's format (chunked newline-delimited JSON, bookmarks with kind
-//! and apiVersion, `sendInitialEvents`), 410 on a list versus an `ERROR` event on a watch, auth,
-//! `/metrics`, `/debug/watchers`, shutdown ending watches, and malformed input not hurting it.
+//! The mini-apiserver over raw HTTP: discovery, every verb, every error as a
+//! `Status` with its code and reason, the watch stream's format (chunked
+//! newline-delimited JSON, bookmarks with kind and apiVersion, `sendInitialEvents`),
+//! 410 on a list versus an `ERROR` event on a watch, auth, `/metrics`,
+//! `/debug/watchers`, shutdown ending watches, and malformed input not hurting it.
 //!
-//! Each test starts its own server on `127.0.0.1:0` over the embedded store. Every wait is
-//! bounded.
+//! Each test starts its own server on `127.0.0.1:0` over the embedded store. Every
+//! wait is bounded.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -67,7 +68,13 @@ impl Http {
             .expect("response")
     }
 
-    async fn call(&self, method: Method, path: &str, content_type: &str, body: Vec<u8>) -> Answer {
+    async fn call(
+        &self,
+        method: Method,
+        path: &str,
+        content_type: &str,
+        body: Vec<u8>,
+    ) -> Answer {
         let response = self.send(method, path, content_type, body).await;
         let status = response.status();
         let headers = response.headers().clone();
@@ -76,8 +83,9 @@ impl Http {
             .expect("body in time")
             .expect("body")
             .to_bytes();
-        let body = serde_json::from_slice(&bytes)
-            .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into_owned()));
+        let body = serde_json::from_slice(&bytes).unwrap_or_else(|_| {
+            Value::String(String::from_utf8_lossy(&bytes).into_owned())
+        });
         Answer {
             status,
             headers,
@@ -151,7 +159,9 @@ impl Lines {
         loop {
             if let Some(end) = self.buffer.iter().position(|b| *b == b'\n') {
                 let line: Vec<u8> = self.buffer.drain(..=end).collect();
-                return Some(serde_json::from_slice(&line).expect("each line is JSON"));
+                return Some(
+                    serde_json::from_slice(&line).expect("each line is JSON"),
+                );
             }
             let frame = timeout(WAIT, self.body.frame())
                 .await
@@ -670,7 +680,8 @@ async fn a_watch_streams_chunked_json_lines_until_its_timeout() {
 }
 
 #[tokio::test]
-async fn send_initial_events_ends_with_an_annotated_bookmark_with_kind_and_api_version() {
+async fn send_initial_events_ends_with_an_annotated_bookmark_with_kind_and_api_version()
+ {
     let server = start_default().await;
     let http = Http::new(&server);
     for name in ["a", "b", "c"] {
@@ -711,8 +722,9 @@ async fn send_initial_events_ends_with_an_annotated_bookmark_with_kind_and_api_v
         "true"
     );
     assert!(bookmark["object"]["metadata"]["resourceVersion"].is_string());
-    // Deployments' bookmarks say apps/v1. (From "0": a quiet resource's watch cache cannot
-    // prove it is as fresh as etcd without progress notifications; see the report.)
+    // Deployments' bookmarks say apps/v1. (From "0": a quiet resource's watch cache
+    // cannot prove it is as fresh as etcd without progress notifications; see
+    // the report.)
     let (_, _, mut deploys) = http
         .watch("/apis/apps/v1/deployments?watch=1&resourceVersion=0&sendInitialEvents=true&allowWatchBookmarks=true&resourceVersionMatch=NotOlderThan&timeoutSeconds=2")
         .await;
@@ -724,18 +736,22 @@ async fn send_initial_events_ends_with_an_annotated_bookmark_with_kind_and_api_v
 }
 
 #[tokio::test]
-async fn compaction_is_410_on_a_list_and_an_error_event_on_a_watch_without_the_cache() {
+async fn compaction_is_410_on_a_list_and_an_error_event_on_a_watch_without_the_cache()
+ {
     compaction_is_410_on_a_list_and_an_error_event_on_a_watch(false).await;
 }
 
 #[tokio::test]
-async fn an_rv_older_than_the_watch_cache_window_is_410_on_a_list_and_an_error_event_on_a_watch() {
+async fn an_rv_older_than_the_watch_cache_window_is_410_on_a_list_and_an_error_event_on_a_watch()
+ {
     compaction_is_410_on_a_list_and_an_error_event_on_a_watch(true).await;
 }
 
-/// With the watch cache, events older than its window (here 8 events) are gone from memory,
-/// as compacted revisions are gone from etcd.
-async fn compaction_is_410_on_a_list_and_an_error_event_on_a_watch(watch_cache: bool) {
+/// With the watch cache, events older than its window (here 8 events) are gone from
+/// memory, as compacted revisions are gone from etcd.
+async fn compaction_is_410_on_a_list_and_an_error_event_on_a_watch(
+    watch_cache: bool,
+) {
     let kv: Arc<dyn Kv> = Arc::new(EmbeddedKv::new());
     let config = ServerConfig::for_tests()
         .backend(Backend::Kv(Arc::clone(&kv)))
@@ -818,7 +834,8 @@ async fn a_token_file_requires_a_bearer_token() {
     server.shutdown().await;
 
     let missing =
-        Server::start(ServerConfig::for_tests().token_file(dir.path().join("nope"))).await;
+        Server::start(ServerConfig::for_tests().token_file(dir.path().join("nope")))
+            .await;
     assert!(missing.is_err());
 }
 

@@ -1,8 +1,9 @@
-//! This workspace's stage 4 informer, through stage 3's kube ListerWatcher, against the
-//! mini-apiserver: its cache equals the server's state after a burst of 1,000 creates, updates
-//! and deletes, and still does after the server restarts over an etcd that was written to and
-//! compacted meanwhile, so that the reflector's re-watch from its old resourceVersion gets 410
-//! and it relists. Run with and without the watch cache. Every wait is bounded.
+//! This workspace's stage 4 informer, through stage 3's kube ListerWatcher, against
+//! the mini-apiserver: its cache equals the server's state after a burst of 1,000
+//! creates, updates and deletes, and still does after the server restarts over an
+//! etcd that was written to and compacted meanwhile, so that the reflector's
+//! re-watch from its old resourceVersion gets 410 and it relists. Run with and
+//! without the watch cache. Every wait is bounded.
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -15,7 +16,9 @@ use kube::Api;
 use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use serde_json::json;
 use stage3_reflector::KubeListerWatcher;
-use stage4_shared_informer::{KubeSource, SharedInformerFactory, parse_label_selector};
+use stage4_shared_informer::{
+    KubeSource, SharedInformerFactory, parse_label_selector,
+};
 use stage5_apiserver::{Backend, RunningServer, Server, ServerConfig};
 use stage5_storage::etcd3::Etcd3Store;
 use stage5_storage::kv::{EmbeddedKv, Kv};
@@ -36,7 +39,9 @@ fn pod(name: &str) -> Pod {
     .expect("pod")
 }
 
-fn state_of<'a>(pods: impl IntoIterator<Item = &'a Pod>) -> BTreeMap<String, String> {
+fn state_of<'a>(
+    pods: impl IntoIterator<Item = &'a Pod>,
+) -> BTreeMap<String, String> {
     pods.into_iter()
         .map(|p| {
             (
@@ -55,12 +60,17 @@ async fn server_state(api: &Api<Pod>) -> BTreeMap<String, String> {
     state_of(&api.list(&ListParams::default()).await.expect("list").items)
 }
 
-async fn start(kv: &Arc<dyn Kv>, bind: SocketAddr, watch_cache: bool) -> RunningServer {
+async fn start(
+    kv: &Arc<dyn Kv>,
+    bind: SocketAddr,
+    watch_cache: bool,
+) -> RunningServer {
     let config = ServerConfig::for_tests()
         .bind(bind)
         .backend(Backend::Kv(Arc::clone(kv)))
         .watch_cache(watch_cache);
-    // The port was just released by the previous server; binding may need a moment (bounded).
+    // The port was just released by the previous server; binding may need a moment
+    // (bounded).
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
         match Server::start(config.clone()).await {
@@ -121,7 +131,8 @@ async fn informer_follows_the_server(watch_cache: bool) {
     let client = KubeListerWatcher::<Pod>::client(config).expect("client");
     let api: Api<Pod> = Api::namespaced(client.clone(), NAMESPACE);
 
-    let factory = SharedInformerFactory::new(KubeSource::new(client), Duration::ZERO);
+    let factory =
+        SharedInformerFactory::new(KubeSource::new(client), Duration::ZERO);
     let pods = factory.pods();
     let _ = pods.informer();
     factory.start();
@@ -156,7 +167,9 @@ async fn informer_follows_the_server(watch_cache: bool) {
         .map(|i| {
             let api = api.clone();
             async move {
-                let patch = Patch::Merge(json!({"metadata": {"annotations": {"round": "1"}}}));
+                let patch = Patch::Merge(
+                    json!({"metadata": {"annotations": {"round": "1"}}}),
+                );
                 api.patch(&format!("p-{i:03}"), &PatchParams::default(), &patch)
                     .await
                     .expect("update")
@@ -180,9 +193,9 @@ async fn informer_follows_the_server(watch_cache: bool) {
     converges("after the burst", informer_state, &api).await;
     assert_eq!(informer_state().len(), 300);
 
-    // The server goes away; etcd moves on without it and is compacted; a new server starts on
-    // the same address. The reflector's re-watch from its old resourceVersion gets 410 and it
-    // relists.
+    // The server goes away; etcd moves on without it and is compacted; a new server
+    // starts on the same address. The reflector's re-watch from its old
+    // resourceVersion gets 410 and it relists.
     timeout(WAIT, server.shutdown())
         .await
         .expect("shutdown in time");
@@ -198,7 +211,8 @@ async fn informer_follows_the_server(watch_cache: bool) {
             .expect("delete behind the informer's back");
     }
     for i in 0..20 {
-        let obj = Object::new(&ResourceInfo::PODS, Some(NAMESPACE), &format!("late-{i}"));
+        let obj =
+            Object::new(&ResourceInfo::PODS, Some(NAMESPACE), &format!("late-{i}"));
         store
             .create(
                 object_key(&ResourceInfo::PODS, Some(NAMESPACE), obj.name()),
@@ -213,9 +227,10 @@ async fn informer_follows_the_server(watch_cache: bool) {
         .expect("compact");
     let server = start(&kv, addr, watch_cache).await;
     converges("after compaction forced a relist", informer_state, &api).await;
-    // The informer relisted from the new server: either its re-watch from the compacted
-    // resourceVersion got a 410 ERROR event, or (when the re-watch came while no server was
-    // listening) the reflector gave up on the old version and listed afresh.
+    // The informer relisted from the new server: either its re-watch from the
+    // compacted resourceVersion got a 410 ERROR event, or (when the re-watch
+    // came while no server was listening) the reflector gave up on the old
+    // version and listed afresh.
     let metrics = &server.state().metrics;
     assert!(
         metrics.watch_errors() >= 1 || metrics.requests("LIST", "pods", 200) >= 1,

@@ -1,7 +1,8 @@
-//! kube-client against the mini-apiserver with k8s-openapi's typed `Pod` and `ConfigMap`: list,
-//! watch, create, update (and its 409), delete, merge and strategic patches; and kube-runtime's
-//! `watcher` running into an expired resourceVersion (410), relisting, and ending at the server's
-//! state. Every wait is bounded.
+//! kube-client against the mini-apiserver with k8s-openapi's typed `Pod` and
+//! `ConfigMap`: list, watch, create, update (and its 409), delete, merge and
+//! strategic patches; and kube-runtime's `watcher` running into an expired
+//! resourceVersion (410), relisting, and ending at the server's state. Every wait is
+//! bounded.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -11,7 +12,8 @@ use futures::{StreamExt, TryStreamExt};
 use k8s_openapi::api::core::v1::{ConfigMap, Pod};
 use kube::Client;
 use kube::api::{
-    Api, DeleteParams, ListParams, Patch, PatchParams, PostParams, WatchEvent, WatchParams,
+    Api, DeleteParams, ListParams, Patch, PatchParams, PostParams, WatchEvent,
+    WatchParams,
 };
 use kube_runtime::WatchStreamExt;
 use kube_runtime::watcher::{self, Event};
@@ -195,9 +197,10 @@ async fn watch_sees_added_modified_deleted() {
         .await
         .expect("watch")
         .boxed();
-    let cm: ConfigMap =
-        serde_json::from_value(json!({"metadata": {"name": "c1"}, "data": {"k": "v1"}}))
-            .expect("cm");
+    let cm: ConfigMap = serde_json::from_value(
+        json!({"metadata": {"name": "c1"}, "data": {"k": "v1"}}),
+    )
+    .expect("cm");
     cms.create(&PostParams::default(), &cm)
         .await
         .expect("create");
@@ -241,7 +244,8 @@ async fn watch_sees_added_modified_deleted() {
     server.shutdown().await;
 }
 
-/// What the watcher's consumer believes: name → resourceVersion, and how many (re)lists it ran.
+/// What the watcher's consumer believes: name → resourceVersion, and how many
+/// (re)lists it ran.
 #[derive(Default)]
 struct Seen {
     state: BTreeMap<String, String>,
@@ -291,9 +295,10 @@ async fn watcher_relists_after_expiry(watch_cache: bool, streaming: bool) {
             .expect("create");
     }
 
-    // Short server-side timeouts make the watcher re-watch from its last resourceVersion; without
-    // bookmarks that version stays where the last watched event left it. (A streaming list needs
-    // bookmarks for its end marker; without the watch cache the only other bookmarks come from
+    // Short server-side timeouts make the watcher re-watch from its last
+    // resourceVersion; without bookmarks that version stays where the last
+    // watched event left it. (A streaming list needs bookmarks for its end
+    // marker; without the watch cache the only other bookmarks come from
     // etcd's progress notifications, every 10 minutes.)
     let config = watcher::Config::default().labels("app=watched").timeout(1);
     let config = if streaming {
@@ -318,7 +323,9 @@ async fn watcher_relists_after_expiry(watch_cache: bool, streaming: bool) {
                         let (k, v) = key(&p);
                         seen.buffer.insert(k, v);
                     }
-                    Ok(Event::InitDone) => seen.state = std::mem::take(&mut seen.buffer),
+                    Ok(Event::InitDone) => {
+                        seen.state = std::mem::take(&mut seen.buffer)
+                    }
                     Ok(Event::Apply(p)) => {
                         let (k, v) = key(&p);
                         seen.state.insert(k, v);
@@ -334,8 +341,8 @@ async fn watcher_relists_after_expiry(watch_cache: bool, streaming: bool) {
     let expected = server_state(&pods, "app=watched").await;
     eventually("the initial list", || seen.lock().state == expected).await;
 
-    // Writes the watcher does not select move etcd (and the watch cache's window) far past the
-    // watcher's resourceVersion; then compaction forgets it.
+    // Writes the watcher does not select move etcd (and the watch cache's window)
+    // far past the watcher's resourceVersion; then compaction forgets it.
     for i in 0..40 {
         pods.create(&pp, &pod(&format!("other-{i}"), "other"))
             .await

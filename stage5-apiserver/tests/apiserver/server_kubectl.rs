@@ -1,10 +1,12 @@
-//! The real kubectl against the mini-apiserver: `get pods`, `get pods -w` seeing a change,
-//! `create -f` a YAML file (with kubectl's default strict validation), `delete`, `get pods -A`.
+//! The real kubectl against the mini-apiserver: `get pods`, `get pods -w` seeing a
+//! change, `create -f` a YAML file (with kubectl's default strict validation),
+//! `delete`, `get pods -A`.
 //!
 //! kubectl runs with `--server http://127.0.0.1:PORT`, `--cache-dir` in the test's temp dir and
-//! `KUBECONFIG` pointing at an empty file there, so the user's own config is never read or
-//! touched. Where kubectl is missing, a local run skips loudly; with `CI=true` it fails.
-//! Every wait is bounded; the watching kubectl is killed once it printed the change.
+//! `KUBECONFIG` pointing at an empty file there, so the user's own config is never
+//! read or touched. Where kubectl is missing, a local run skips loudly; with
+//! `CI=true` it fails. Every wait is bounded; the watching kubectl is killed once it
+//! printed the change.
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -18,8 +20,8 @@ use tokio::time::timeout;
 
 const WAIT: Duration = Duration::from_secs(60);
 
-/// kubectl on PATH or at /usr/bin/kubectl, or `None` after saying why the test is skipped (a
-/// failure with `CI=true`).
+/// kubectl on PATH or at /usr/bin/kubectl, or `None` after saying why the test is
+/// skipped (a failure with `CI=true`).
 fn kubectl_or_skip(test: &str) -> Option<PathBuf> {
     let candidates = std::env::var_os("PATH")
         .map(|paths| {
@@ -38,7 +40,9 @@ fn kubectl_or_skip(test: &str) -> Option<PathBuf> {
             !ci,
             "{test}: kubectl is not on PATH and CI=true: install kubectl"
         );
-        eprintln!("\n**********\n SKIPPED {test}: kubectl is not on PATH\n**********\n");
+        eprintln!(
+            "\n**********\n SKIPPED {test}: kubectl is not on PATH\n**********\n"
+        );
     }
     found
 }
@@ -83,11 +87,12 @@ impl Kubectl {
 
     async fn run(&self, args: &[&str]) -> Output {
         let mut command = self.command(args);
-        let output = timeout(WAIT, tokio::task::spawn_blocking(move || command.output()))
-            .await
-            .expect("kubectl in time")
-            .expect("join")
-            .expect("kubectl runs");
+        let output =
+            timeout(WAIT, tokio::task::spawn_blocking(move || command.output()))
+                .await
+                .expect("kubectl in time")
+                .expect("join")
+                .expect("kubectl runs");
         let out = Output {
             ok: output.status.success(),
             stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
@@ -175,9 +180,10 @@ async fn kubectl_create_get_delete() {
             .any(|l| l.starts_with("default ") && l.contains("from-yaml")),
         "{everywhere}"
     );
-    let json: Value =
-        serde_json::from_str(&kubectl.ok(&["get", "pod", "from-yaml", "-o", "json"]).await)
-            .expect("json");
+    let json: Value = serde_json::from_str(
+        &kubectl.ok(&["get", "pod", "from-yaml", "-o", "json"]).await,
+    )
+    .expect("json");
     assert_eq!(json["metadata"]["labels"]["app"], "web");
     assert_eq!(json["spec"]["containers"][0]["image"], "nginx");
     let by_label = kubectl

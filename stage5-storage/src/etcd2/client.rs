@@ -1,9 +1,9 @@
 //! A small client for etcd's v2 keys API (`/v2/keys`), over hyper.
 //!
-//! Mirrors the parts of `github.com/coreos/etcd/client` (`KeysAPI`) that the 1.5 apiserver's
-//! etcd helper and [`etcdWatcher`](super::watcher) use: `Get` (optionally recursive and quorum),
-//! `Watcher(key, AfterIndex).Next` (the long poll `?wait=true&waitIndex=N`), and `Set`/`Create`/
-//! `Delete` for tests.
+//! Mirrors the parts of `github.com/coreos/etcd/client` (`KeysAPI`) that the 1.5
+//! apiserver's etcd helper and [`etcdWatcher`](super::watcher) use: `Get`
+//! (optionally recursive and quorum), `Watcher(key, AfterIndex).Next` (the long poll
+//! `?wait=true&waitIndex=N`), and `Set`/`Create`/ `Delete` for tests.
 //!
 //! The wire format, as etcd 3.4 started with `--enable-v2=true` answers:
 //!
@@ -18,9 +18,9 @@
 //!  "cause":"the requested history has been cleared [112/2]","index":1111}
 //! ```
 //!
-//! A long poll's headers arrive at once; the body arrives with the first event at or after
-//! `waitIndex`. Dropping the future of [`EtcdClient::wait`] closes the connection, which is how
-//! the watcher cancels a poll on stop.
+//! A long poll's headers arrive at once; the body arrives with the first event at or
+//! after `waitIndex`. Dropping the future of [`EtcdClient::wait`] closes the
+//! connection, which is how the watcher cancels a poll on stop.
 //!
 //! [keys API]: https://etcd.io/docs/v2.3/api/
 
@@ -49,17 +49,18 @@ pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Response {
-    /// `get`, `set`, `create`, `update`, `delete`, `compareAndSwap`, `compareAndDelete` or
-    /// `expire`.
+    /// `get`, `set`, `create`, `update`, `delete`, `compareAndSwap`,
+    /// `compareAndDelete` or `expire`.
     pub action: String,
-    /// The node after the action (for a delete: only key and indexes). Absent in odd answers,
-    /// which the watcher logs and skips.
+    /// The node after the action (for a delete: only key and indexes). Absent in
+    /// odd answers, which the watcher logs and skips.
     #[serde(default)]
     pub node: Option<Node>,
     /// The node before the action, when there was one.
     #[serde(default)]
     pub prev_node: Option<Node>,
-    /// The `X-Etcd-Index` header: the store's index when the answer was made (not in the body).
+    /// The `X-Etcd-Index` header: the store's index when the answer was made (not
+    /// in the body).
     #[serde(skip)]
     pub index: u64,
 }
@@ -94,7 +95,9 @@ pub struct Node {
 }
 
 /// Mirrors etcd client's `Error`: the body of a failed keys API call.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
+#[derive(
+    Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, thiserror::Error,
+)]
 #[serde(rename_all = "camelCase")]
 #[error("{error_code}: {message} ({cause}) [{index}]")]
 pub struct EtcdError {
@@ -147,8 +150,8 @@ impl ClientError {
     }
 }
 
-/// Mirrors etcdutil's `IsEtcdWatchExpired`: etcd error 401, the `waitIndex` is older than the
-/// v2 history.
+/// Mirrors etcdutil's `IsEtcdWatchExpired`: etcd error 401, the `waitIndex` is older
+/// than the v2 history.
 pub fn is_etcd_watch_expired(error: &ClientError) -> bool {
     error.etcd_code() == Some(ECODE_EVENT_INDEX_CLEARED)
 }
@@ -170,8 +173,8 @@ pub struct GetOptions {
 /// Mirrors etcd client's `SetOptions` (the parts tests use).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SetOptions {
-    /// `Some(false)`: only create (answer action `create`, error 105 if the key exists);
-    /// `Some(true)`: only update (action `update`).
+    /// `Some(false)`: only create (answer action `create`, error 105 if the key
+    /// exists); `Some(true)`: only update (action `update`).
     pub prev_exist: Option<bool>,
     /// Compare-and-swap on the current value (action `compareAndSwap`).
     pub prev_value: Option<String>,
@@ -181,8 +184,8 @@ pub struct SetOptions {
     pub ttl: Option<u64>,
 }
 
-/// Mirrors etcd client's `KeysAPI` over one endpoint. Cheap to clone (the connection pool is
-/// shared).
+/// Mirrors etcd client's `KeysAPI` over one endpoint. Cheap to clone (the connection
+/// pool is shared).
 #[derive(Clone)]
 pub struct EtcdClient {
     endpoint: String,
@@ -222,8 +225,13 @@ impl EtcdClient {
         &self.endpoint
     }
 
-    /// Mirrors `KeysAPI.Get`: one key, or a directory (with `recursive`, its whole subtree).
-    pub async fn get(&self, key: &str, options: GetOptions) -> Result<Response, ClientError> {
+    /// Mirrors `KeysAPI.Get`: one key, or a directory (with `recursive`, its whole
+    /// subtree).
+    pub async fn get(
+        &self,
+        key: &str,
+        options: GetOptions,
+    ) -> Result<Response, ClientError> {
         let mut query = vec![];
         if options.recursive {
             query.push(("recursive", "true".to_string()));
@@ -234,11 +242,13 @@ impl EtcdClient {
         self.timed(self.call(Method::GET, key, &query, None)).await
     }
 
-    /// Mirrors one `Watcher.Next` of a watcher made with `AfterIndex = wait_index - 1`: the long
-    /// poll `?wait=true&waitIndex=N` for the first change at or after `wait_index` under `key`.
+    /// Mirrors one `Watcher.Next` of a watcher made with `AfterIndex = wait_index -
+    /// 1`: the long poll `?wait=true&waitIndex=N` for the first change at or
+    /// after `wait_index` under `key`.
     ///
-    /// Waits as long as it takes (no timeout); cancel it by dropping the future. `Ok(None)` is an
-    /// empty answer (etcd closed the poll without an event): poll again with the same index.
+    /// Waits as long as it takes (no timeout); cancel it by dropping the future.
+    /// `Ok(None)` is an empty answer (etcd closed the poll without an event):
+    /// poll again with the same index.
     pub async fn wait(
         &self,
         key: &str,
@@ -261,8 +271,8 @@ impl EtcdClient {
         }
     }
 
-    /// Mirrors `KeysAPI.Set`: writes `value` under `key` (actions `set`, `create`, `update` or
-    /// `compareAndSwap`, by the options).
+    /// Mirrors `KeysAPI.Set`: writes `value` under `key` (actions `set`, `create`,
+    /// `update` or `compareAndSwap`, by the options).
     pub async fn set(
         &self,
         key: &str,
@@ -288,7 +298,11 @@ impl EtcdClient {
     }
 
     /// Mirrors `KeysAPI.Create`: `set` with `prevExist=false` (action `create`).
-    pub async fn create(&self, key: &str, value: &str) -> Result<Response, ClientError> {
+    pub async fn create(
+        &self,
+        key: &str,
+        value: &str,
+    ) -> Result<Response, ClientError> {
         let options = SetOptions {
             prev_exist: Some(false),
             ..SetOptions::default()
@@ -296,8 +310,8 @@ impl EtcdClient {
         self.set(key, value, &options).await
     }
 
-    /// Mirrors `KeysAPI.Delete` of one key (action `delete`, or `compareAndDelete` with
-    /// `prev_index`).
+    /// Mirrors `KeysAPI.Delete` of one key (action `delete`, or `compareAndDelete`
+    /// with `prev_index`).
     pub async fn delete(
         &self,
         key: &str,
@@ -320,8 +334,8 @@ impl EtcdClient {
             .map_err(|_| ClientError::Timeout(self.request_timeout))?
     }
 
-    /// One request to `/v2/keys<key>`: an event body is a [`Response`] (its `index` from the
-    /// `X-Etcd-Index` header), an error body an [`EtcdError`].
+    /// One request to `/v2/keys<key>`: an event body is a [`Response`] (its `index`
+    /// from the `X-Etcd-Index` header), an error body an [`EtcdError`].
     async fn call(
         &self,
         method: Method,
@@ -329,7 +343,8 @@ impl EtcdClient {
         query: &[(&str, String)],
         form: Option<String>,
     ) -> Result<Response, ClientError> {
-        let mut uri = format!("{}/v2/keys{}", self.endpoint, percent_encode_key(key));
+        let mut uri =
+            format!("{}/v2/keys{}", self.endpoint, percent_encode_key(key));
         for (i, (name, value)) in query.iter().enumerate() {
             uri.push(if i == 0 { '?' } else { '&' });
             uri.push_str(name);
@@ -338,7 +353,8 @@ impl EtcdClient {
         }
         let mut request = Request::builder().method(method).uri(&uri);
         if form.is_some() {
-            request = request.header("content-type", "application/x-www-form-urlencoded");
+            request =
+                request.header("content-type", "application/x-www-form-urlencoded");
         }
         let request = request
             .body(Full::new(Bytes::from(form.unwrap_or_default())))
@@ -366,7 +382,11 @@ impl EtcdClient {
 }
 
 /// Turns one HTTP answer into a [`Response`] or an error.
-fn decode_answer(status: StatusCode, index: u64, body: &[u8]) -> Result<Response, ClientError> {
+fn decode_answer(
+    status: StatusCode,
+    index: u64,
+    body: &[u8],
+) -> Result<Response, ClientError> {
     if status.is_success() {
         return match serde_json::from_slice::<Response>(body) {
             Ok(mut response) => {
@@ -404,7 +424,8 @@ fn error_chain(error: &dyn std::error::Error) -> String {
     text
 }
 
-/// Percent-encodes a key for the URL path: every byte but unreserved characters and `/`.
+/// Percent-encodes a key for the URL path: every byte but unreserved characters and
+/// `/`.
 fn percent_encode_key(key: &str) -> String {
     let key = if key.starts_with('/') {
         key.to_string()
@@ -414,7 +435,8 @@ fn percent_encode_key(key: &str) -> String {
     percent_encode(&key, true)
 }
 
-/// Percent-encodes everything but RFC 3986 unreserved characters (and `/` when `keep_slash`).
+/// Percent-encodes everything but RFC 3986 unreserved characters (and `/` when
+/// `keep_slash`).
 fn percent_encode(text: &str, keep_slash: bool) -> String {
     let mut out = String::with_capacity(text.len());
     for byte in text.bytes() {
@@ -437,7 +459,8 @@ mod tests {
     #[test]
     fn answers_decode_with_the_header_index() {
         let body = br#"{"action":"compareAndSwap","node":{"key":"/a","value":"y","modifiedIndex":5,"createdIndex":4},"prevNode":{"key":"/a","value":"x","modifiedIndex":4,"createdIndex":4}}"#;
-        let response = decode_answer(StatusCode::OK, 5, body).expect("a valid answer");
+        let response =
+            decode_answer(StatusCode::OK, 5, body).expect("a valid answer");
         assert_eq!(response.action, "compareAndSwap");
         assert_eq!(response.index, 5);
         let node = response.node.expect("a node");
@@ -448,7 +471,8 @@ mod tests {
     #[test]
     fn error_bodies_become_etcd_errors() {
         let body = br#"{"errorCode":401,"message":"The event in requested index is outdated and cleared","cause":"the requested history has been cleared [112/2]","index":1111}"#;
-        let error = decode_answer(StatusCode::BAD_REQUEST, 1111, body).expect_err("an error");
+        let error = decode_answer(StatusCode::BAD_REQUEST, 1111, body)
+            .expect_err("an error");
         assert!(is_etcd_watch_expired(&error), "{error}");
         assert!(
             error.to_string().contains("outdated and cleared"),
@@ -458,7 +482,8 @@ mod tests {
         assert!(is_etcd_not_found(
             &decode_answer(StatusCode::NOT_FOUND, 4, body).expect_err("an error")
         ));
-        let error = decode_answer(StatusCode::BAD_GATEWAY, 0, b"proxy down").expect_err("error");
+        let error = decode_answer(StatusCode::BAD_GATEWAY, 0, b"proxy down")
+            .expect_err("error");
         assert!(matches!(
             error,
             ClientError::UnexpectedResponse { status: 502, .. }
@@ -467,7 +492,8 @@ mod tests {
 
     #[test]
     fn an_empty_success_body_is_recognised() {
-        let error = decode_answer(StatusCode::OK, 7, b"").expect_err("not a response");
+        let error =
+            decode_answer(StatusCode::OK, 7, b"").expect_err("not a response");
         assert!(matches!(
             error,
             ClientError::UnexpectedResponse { status: 200, ref detail } if detail.is_empty()

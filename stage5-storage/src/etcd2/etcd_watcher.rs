@@ -1,5 +1,5 @@
-//! The etcdWatcher: Kubernetes 1.5's `pkg/storage/etcd/etcd_watcher.go`, which turns an etcd v2
-//! watch into a `watch.Interface`.
+//! The etcdWatcher: Kubernetes 1.5's `pkg/storage/etcd/etcd_watcher.go`, which turns
+//! an etcd v2 watch into a `watch.Interface`.
 //!
 //! Two tasks and three channels, in the order the events flow (source document 002):
 //!
@@ -32,26 +32,29 @@
 //! # Resource versions
 //!
 //! An object's `metadata.resourceVersion` is the etcd index of the node it came from
-//! (`modifiedIndex`); a deleted object carries the delete's index, so a client can resume
-//! the watch right after it. Resource version 0 means "the current state first": every existing
-//! object arrives as `get` (Added, or Modified for an object updated since its creation, the
-//! 1.5 rule of `sendAdd`), then the changes after the GET's `X-Etcd-Index`.
+//! (`modifiedIndex`); a deleted object carries the delete's index, so a client can
+//! resume the watch right after it. Resource version 0 means "the current state
+//! first": every existing object arrives as `get` (Added, or Modified for an object
+//! updated since its creation, the 1.5 rule of `sendAdd`), then the changes after
+//! the GET's `X-Etcd-Index`.
 //!
 //! # Failure
 //!
-//! etcd v2 keeps only the last 1000 events. A watch from an older index fails with etcd error
-//! 401, which becomes a 410 Expired Status event: the client must list again. Any other
-//! failure (etcd down or killed, a bad answer) becomes a 500 InternalError event. After the
-//! error event the channel closes. A response that cannot be turned into an event (no node, an
-//! unknown action, a value that does not decode) is logged and skipped: stopping the watch on a
-//! bad value would leave a client that resumes from its resource version stuck before it.
+//! etcd v2 keeps only the last 1000 events. A watch from an older index fails with
+//! etcd error 401, which becomes a 410 Expired Status event: the client must list
+//! again. Any other failure (etcd down or killed, a bad answer) becomes a 500
+//! InternalError event. After the error event the channel closes. A response that
+//! cannot be turned into an event (no node, an unknown action, a value that does not
+//! decode) is logged and skipped: stopping the watch on a bad value would leave a
+//! client that resumes from its resource version stuck before it.
 //!
 //! # Stopping
 //!
-//! [`EtcdWatcher::stop`] may come at any time, even before `etcd_watch` has started; it
-//! cancels the long poll at once (the connection is dropped). Dropping the [`Watch`] from
-//! [`EtcdWatcher::into_watch`] stops the watcher too. [`EtcdWatcher::stop_and_wait`] also waits
-//! until both tasks have ended, like Go's `Stop` waiting on `wg`.
+//! [`EtcdWatcher::stop`] may come at any time, even before `etcd_watch` has started;
+//! it cancels the long poll at once (the connection is dropped). Dropping the
+//! [`Watch`] from [`EtcdWatcher::into_watch`] stops the watcher too.
+//! [`EtcdWatcher::stop_and_wait`] also waits until both tasks have ended, like Go's
+//! `Stop` waiting on `wg`.
 //!
 //! Upstream: <https://github.com/kubernetes/kubernetes/blob/release-1.5/pkg/storage/etcd/etcd_watcher.go>
 
@@ -69,7 +72,8 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use super::client::{
-    ClientError, ECODE_KEY_NOT_FOUND, EtcdClient, GetOptions, Node, Response, is_etcd_watch_expired,
+    ClientError, ECODE_KEY_NOT_FOUND, EtcdClient, GetOptions, Node, Response,
+    is_etcd_watch_expired,
 };
 use crate::StorageError;
 use crate::{Object, ResourceInfo, SelectionPredicate};
@@ -89,28 +93,39 @@ pub const ETCD_CAD: &str = "compareAndDelete";
 /// etcd's action for a key whose TTL ran out (Go's `EtcdExpire`).
 pub const ETCD_EXPIRE: &str = "expire";
 
-/// Buffer of `etcd_incoming` and of `outgoing` (Go: "The 100 is mostly arbitrary--we know it
-/// goes as high as 50").
+/// Buffer of `etcd_incoming` and of `outgoing` (Go: "The 100 is mostly arbitrary--we
+/// know it goes as high as 50").
 pub const CHANNEL_BUFFER: usize = 100;
 
 /// The message of the 410 Expired event, as the apiserver words it.
-pub const WATCH_EXPIRED_MESSAGE: &str = "The resourceVersion for the provided watch is too old.";
+pub const WATCH_EXPIRED_MESSAGE: &str =
+    "The resourceVersion for the provided watch is too old.";
 
 /// Mirrors `storage.FilterFunc`: whether the watch wants an object.
 pub type FilterFunc = Arc<dyn Fn(&Object) -> bool + Send + Sync>;
 
-/// Mirrors the 1.5 `includeFunc`: whether a key belongs to the watch (checked before decoding).
+/// Mirrors the 1.5 `includeFunc`: whether a key belongs to the watch (checked before
+/// decoding).
 pub type IncludeFunc = Arc<dyn Fn(&str) -> bool + Send + Sync>;
 
-/// Mirrors `TransformFunc`: changes an object after decoding; an error skips the object.
+/// Mirrors `TransformFunc`: changes an object after decoding; an error skips the
+/// object.
 pub type TransformFunc = Arc<dyn Fn(Object) -> Result<Object, String> + Send + Sync>;
 
-/// Mirrors the `emit func(watch.Event)` field: sends one event on. Injectable for testing.
-pub(crate) type EmitFunc =
-    Arc<dyn for<'a> Fn(&'a EtcdWatcher, WatchEvent<Object>) -> BoxFuture<'a, ()> + Send + Sync>;
+/// Mirrors the `emit func(watch.Event)` field: sends one event on. Injectable for
+/// testing.
+pub(crate) type EmitFunc = Arc<
+    dyn for<'a> Fn(&'a EtcdWatcher, WatchEvent<Object>) -> BoxFuture<'a, ()>
+        + Send
+        + Sync,
+>;
 
-/// Mirrors `storage.SimpleFilter(pred)`: the filter of a selection predicate for `info`.
-pub fn simple_filter(info: ResourceInfo, predicate: SelectionPredicate) -> FilterFunc {
+/// Mirrors `storage.SimpleFilter(pred)`: the filter of a selection predicate for
+/// `info`.
+pub fn simple_filter(
+    info: ResourceInfo,
+    predicate: SelectionPredicate,
+) -> FilterFunc {
     if predicate.is_everything() {
         return everything();
     }
@@ -122,23 +137,26 @@ pub fn everything() -> FilterFunc {
     Arc::new(|_: &Object| true)
 }
 
-/// Mirrors `storage.HighWaterMark`: the highest queue length seen, updated atomically.
+/// Mirrors `storage.HighWaterMark`: the highest queue length seen, updated
+/// atomically.
 #[derive(Debug, Default)]
 pub struct HighWaterMark(AtomicI64);
 
 impl HighWaterMark {
-    /// Mirrors `HighWaterMark.Update`: records `current` if it is a new high and then returns
-    /// true (the caller logs it); otherwise returns false.
+    /// Mirrors `HighWaterMark.Update`: records `current` if it is a new high and
+    /// then returns true (the caller logs it); otherwise returns false.
     pub fn update(&self, current: i64) -> bool {
         let mut old = self.0.load(Ordering::Relaxed);
         loop {
             if current <= old {
                 return false;
             }
-            match self
-                .0
-                .compare_exchange(old, current, Ordering::Relaxed, Ordering::Relaxed)
-            {
+            match self.0.compare_exchange(
+                old,
+                current,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            ) {
                 Ok(_) => return true,
                 Err(actual) => old = actual,
             }
@@ -151,10 +169,12 @@ impl HighWaterMark {
     }
 }
 
-/// Mirrors the 1.5 `etcdCache` (the etcd helper's cache of decoded objects by etcd index): an
-/// object decoded once at an index is shared by every watcher that sees that index.
+/// Mirrors the 1.5 `etcdCache` (the etcd helper's cache of decoded objects by etcd
+/// index): an object decoded once at an index is shared by every watcher that sees
+/// that index.
 ///
-/// Memory usage: at most `capacity` objects; the oldest insert goes first. Capacity 0 disables it.
+/// Memory usage: at most `capacity` objects; the oldest insert goes first. Capacity
+/// 0 disables it.
 #[derive(Debug, Default)]
 pub struct EtcdCache {
     capacity: usize,
@@ -224,8 +244,8 @@ impl JsonCodec {
     }
 }
 
-/// Mirrors the `versioner storage.Versioner` field (`APIObjectVersioner`): the resource version
-/// of an object is its etcd index.
+/// Mirrors the `versioner storage.Versioner` field (`APIObjectVersioner`): the
+/// resource version of an object is its etcd index.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct APIObjectVersioner;
 
@@ -302,7 +322,11 @@ impl EtcdWatcherConfig {
 
     /// Keep only objects a selection predicate selects ([`simple_filter`]).
     #[must_use]
-    pub fn predicate(self, info: ResourceInfo, predicate: SelectionPredicate) -> Self {
+    pub fn predicate(
+        self,
+        info: ResourceInfo,
+        predicate: SelectionPredicate,
+    ) -> Self {
         self.filter(simple_filter(info, predicate))
     }
 
@@ -328,9 +352,9 @@ impl EtcdWatcherConfig {
     }
 }
 
-/// A Go channel kept in the struct, as Go keeps both ends in `etcdWatcher`: the task that
-/// produces takes (or uses) the sender, the one that consumes takes the receiver. Dropping the
-/// sender is Go's `close(ch)`.
+/// A Go channel kept in the struct, as Go keeps both ends in `etcdWatcher`: the task
+/// that produces takes (or uses) the sender, the one that consumes takes the
+/// receiver. Dropping the sender is Go's `close(ch)`.
 struct Chan<T> {
     sender: Mutex<Option<mpsc::Sender<T>>>,
     receiver: Mutex<Option<mpsc::Receiver<T>>>,
@@ -367,11 +391,12 @@ impl<T> Chan<T> {
 }
 
 // ANCHOR: etcd_watcher_struct
-/// Mirrors the 1.5 apiserver's `etcdWatcher`: converts a native etcd v2 watch to a watch
-/// (`watch.Interface`).
+/// Mirrors the 1.5 apiserver's `etcdWatcher`: converts a native etcd v2 watch to a
+/// watch (`watch.Interface`).
 ///
-/// Shared by its two tasks (`etcd_watch` and `translate`) through an `Arc`; see the module
-/// docs for the data flow. Locking order: each mutex is taken alone, never two at once.
+/// Shared by its two tasks (`etcd_watch` and `translate`) through an `Arc`; see the
+/// module docs for the data flow. Locking order: each mutex is taken alone, never
+/// two at once.
 pub struct EtcdWatcher {
     /// High-water mark of `etcd_incoming`'s length, for performance debugging.
     incoming_hwm: HighWaterMark,
@@ -394,23 +419,24 @@ pub struct EtcdWatcher {
     /// Which objects the watch wants.
     filter: FilterFunc,
 
-    /// etcd responses from `etcd_watch` to `translate` (buffer 100, so that the etcd client is
-    /// not forced to context switch with every object it gets).
+    /// etcd responses from `etcd_watch` to `translate` (buffer 100, so that the
+    /// etcd client is not forced to context switch with every object it gets).
     etcd_incoming: Chan<Response>,
     /// The error that ends `etcd_watch` (buffer 1: there is at most one).
     etcd_error: Chan<ClientError>,
 
     /// Events from `translate` to the consumer (buffer 100).
     outgoing: Chan<WatchEvent<Object>>,
-    /// Closed by `stop`: the user's stop, which also cancels the long poll (Go's `userStop`
-    /// and `ctx`/`cancel`).
+    /// Closed by `stop`: the user's stop, which also cancels the long poll (Go's
+    /// `userStop` and `ctx`/`cancel`).
     user_stop: CancellationToken,
     /// Go's `stopped`, guarded by `stopLock`: one Rust mutex holds both.
     stopped: Mutex<bool>,
     /// Go's `wg`: tracks the two tasks, so that none is leaked.
     wg: TaskTracker,
 
-    /// Sends an event down `outgoing`, giving up on user stop. Injectable for testing.
+    /// Sends an event down `outgoing`, giving up on user stop. Injectable for
+    /// testing.
     emit: EmitFunc,
 
     /// Decoded objects by etcd index.
@@ -431,15 +457,17 @@ impl fmt::Debug for EtcdWatcher {
 }
 
 // ANCHOR: new_etcd_watcher
-/// Mirrors `newEtcdWatcher` followed by `go w.etcdWatch(ctx, client, key, resourceVersion)`, as
-/// the etcd helper's `Watch` and `WatchList` do: starts the `etcd_watch` and `translate` tasks
-/// and returns the watcher. Read the events with [`EtcdWatcher::result_chan`] or
-/// [`EtcdWatcher::into_watch`]; stop it with [`EtcdWatcher::stop`].
+/// Mirrors `newEtcdWatcher` followed by `go w.etcdWatch(ctx, client, key,
+/// resourceVersion)`, as the etcd helper's `Watch` and `WatchList` do: starts the
+/// `etcd_watch` and `translate` tasks and returns the watcher. Read the events with
+/// [`EtcdWatcher::result_chan`] or [`EtcdWatcher::into_watch`]; stop it with
+/// [`EtcdWatcher::stop`].
 ///
-/// `resource_version` 0 starts with the current state (a GET); otherwise the watch delivers
-/// the changes after that index.
+/// `resource_version` 0 starts with the current state (a GET); otherwise the watch
+/// delivers the changes after that index.
 ///
-/// Recovery: called outside a Tokio runtime, the watch delivers one 500 error event and ends.
+/// Recovery: called outside a Tokio runtime, the watch delivers one 500 error event
+/// and ends.
 pub fn new_etcd_watcher(
     client: EtcdClient,
     key: impl Into<String>,
@@ -449,7 +477,8 @@ pub fn new_etcd_watcher(
     let w = Arc::new(EtcdWatcher::new(config, None));
     match tokio::runtime::Handle::try_current() {
         Ok(runtime) => {
-            // Go adds to `wg` before `go w.translate()`, so that an early Stop still waits.
+            // Go adds to `wg` before `go w.translate()`, so that an early Stop still
+            // waits.
             w.wg.spawn_on(Arc::clone(&w).translate(), &runtime);
             w.wg.spawn_on(
                 Arc::clone(&w).etcd_watch(client, key.into(), resource_version),
@@ -457,9 +486,10 @@ pub fn new_etcd_watcher(
             );
         }
         Err(error) => {
-            let status =
-                StorageError::Internal(format!("etcd watcher needs a Tokio runtime: {error}"))
-                    .to_status();
+            let status = StorageError::Internal(format!(
+                "etcd watcher needs a Tokio runtime: {error}"
+            ))
+            .to_status();
             if let Some(outgoing) = w.outgoing.take_sender() {
                 let _ = outgoing.try_send(WatchEvent::Error(Box::new(status)));
             }
@@ -471,8 +501,8 @@ pub fn new_etcd_watcher(
 // ANCHOR_END: new_etcd_watcher
 
 impl EtcdWatcher {
-    /// The struct of `newEtcdWatcher`, without its tasks; `emit` replaces the default emit
-    /// function (for tests).
+    /// The struct of `newEtcdWatcher`, without its tasks; `emit` replaces the
+    /// default emit function (for tests).
     pub(crate) fn new(config: EtcdWatcherConfig, emit: Option<EmitFunc>) -> Self {
         EtcdWatcher {
             incoming_hwm: HighWaterMark::default(),
@@ -495,14 +525,14 @@ impl EtcdWatcher {
         }
     }
 
-    /// Mirrors `ResultChan()`: the channel of events. A Rust receiver has one owner, so the
-    /// first call takes it and later calls return `None`.
+    /// Mirrors `ResultChan()`: the channel of events. A Rust receiver has one owner,
+    /// so the first call takes it and later calls return `None`.
     pub fn result_chan(&self) -> Option<mpsc::Receiver<WatchEvent<Object>>> {
         self.outgoing.take_receiver()
     }
 
-    /// The events as a stage 3 [`Watch`] (what `watch.Interface` is in this workspace).
-    /// Stopping or dropping the watch stops the watcher. Empty if
+    /// The events as a stage 3 [`Watch`] (what `watch.Interface` is in this
+    /// workspace). Stopping or dropping the watch stops the watcher. Empty if
     /// [`result_chan`](Self::result_chan) was taken before.
     pub fn into_watch(self: Arc<Self>) -> Watch<Object> {
         let Some(receiver) = self.result_chan() else {
@@ -518,9 +548,9 @@ impl EtcdWatcher {
         ))
     }
 
-    /// Mirrors `Stop()`: ends the watch at any time, even before `etcd_watch` has begun; an
-    /// open long poll is cancelled at once. Stopping twice does nothing. Does not wait: see
-    /// [`stop_and_wait`](Self::stop_and_wait).
+    /// Mirrors `Stop()`: ends the watch at any time, even before `etcd_watch` has
+    /// begun; an open long poll is cancelled at once. Stopping twice does
+    /// nothing. Does not wait: see [`stop_and_wait`](Self::stop_and_wait).
     pub fn stop(&self) {
         let mut stopped = self.stopped.lock();
         if !*stopped {
@@ -529,8 +559,8 @@ impl EtcdWatcher {
         }
     }
 
-    /// Mirrors `Stop()` with its `w.wg.Wait()`: stops, then waits until both tasks have ended,
-    /// so no call to etcd follows.
+    /// Mirrors `Stop()` with its `w.wg.Wait()`: stops, then waits until both tasks
+    /// have ended, so no call to etcd follows.
     pub async fn stop_and_wait(&self) {
         self.stop();
         self.wg.wait().await;
@@ -547,15 +577,23 @@ impl EtcdWatcher {
     }
 
     // ANCHOR: etcd_watch
-    /// Mirrors `etcdWatch`: calls etcd and hands what it answers to `translate`. Every call to
-    /// etcd comes from here; when it returns, the watcher makes no more.
+    /// Mirrors `etcdWatch`: calls etcd and hands what it answers to `translate`.
+    /// Every call to etcd comes from here; when it returns, the watcher makes no
+    /// more.
     ///
-    /// With `resource_version` 0 it first GETs the current state (recursively for a list),
-    /// sends each node as a `get` response, and continues from the GET's `X-Etcd-Index`. Then it
-    /// long-polls `?wait=true&waitIndex=rv+1` and moves past each answer's `modifiedIndex`.
-    /// Errors go to `etcd_error`. Both channels close when it returns.
-    async fn etcd_watch(self: Arc<Self>, client: EtcdClient, key: String, resource_version: u64) {
-        // Go: `defer close(w.etcdError)`, `defer close(w.etcdIncoming)`: the senders are ours.
+    /// With `resource_version` 0 it first GETs the current state (recursively for a
+    /// list), sends each node as a `get` response, and continues from the GET's
+    /// `X-Etcd-Index`. Then it long-polls `?wait=true&waitIndex=rv+1` and moves
+    /// past each answer's `modifiedIndex`. Errors go to `etcd_error`. Both
+    /// channels close when it returns.
+    async fn etcd_watch(
+        self: Arc<Self>,
+        client: EtcdClient,
+        key: String,
+        resource_version: u64,
+    ) {
+        // Go: `defer close(w.etcdError)`, `defer close(w.etcdIncoming)`: the senders
+        // are ours.
         let (Some(incoming), Some(errors)) = (
             self.etcd_incoming.take_sender(),
             self.etcd_error.take_sender(),
@@ -584,10 +622,12 @@ impl EtcdWatcher {
             }
         }
 
-        // Go's `client.Watcher(key, &WatcherOptions{Recursive: w.list, AfterIndex: rv})`.
+        // Go's `client.Watcher(key, &WatcherOptions{Recursive: w.list, AfterIndex:
+        // rv})`.
         let mut wait_index = resource_version.saturating_add(1);
         loop {
-            // Go's `watcher.Next(w.ctx)`: blocks until the next event; stop cancels it.
+            // Go's `watcher.Next(w.ctx)`: blocks until the next event; stop cancels
+            // it.
             let next = tokio::select! {
                 biased;
                 () = self.user_stop.cancelled() => return,
@@ -595,7 +635,8 @@ impl EtcdWatcher {
             };
             let response = match next {
                 Ok(Some(response)) => response,
-                // etcd ended the poll without an event: ask again from the same index.
+                // etcd ended the poll without an event: ask again from the same
+                // index.
                 Ok(None) => continue,
                 Err(error) => {
                     let _ = errors.send(error).await;
@@ -604,7 +645,8 @@ impl EtcdWatcher {
             };
             wait_index = match &response.node {
                 Some(node) => node.modified_index.saturating_add(1).max(wait_index),
-                // Odd, and translate will log it; move on rather than ask for it again.
+                // Odd, and translate will log it; move on rather than ask for it
+                // again.
                 None => wait_index.saturating_add(1),
             };
             let sent = tokio::select! {
@@ -621,11 +663,12 @@ impl EtcdWatcher {
 
     // ANCHOR: translate
     /// Mirrors `translate`: pulls responses from `etcd_incoming`, converts them with
-    /// `send_result`, and pushes events to `outgoing`; ends on an error (after sending it as an
-    /// Error event), on user stop, or when `etcd_watch` has ended. Closes `outgoing` when done.
+    /// `send_result`, and pushes events to `outgoing`; ends on an error (after
+    /// sending it as an Error event), on user stop, or when `etcd_watch` has
+    /// ended. Closes `outgoing` when done.
     ///
-    /// Go's `select` picks at random among ready cases; here user stop wins, then the
-    /// responses that came before an error are delivered before the error.
+    /// Go's `select` picks at random among ready cases; here user stop wins, then
+    /// the responses that came before an error are delivered before the error.
     async fn translate(self: Arc<Self>) {
         // Go: `defer close(w.outgoing)`; runs on a panic too.
         let _close_outgoing = CloseOnDrop(&self.outgoing);
@@ -665,9 +708,10 @@ impl EtcdWatcher {
     // ANCHOR_END: translate
 
     // ANCHOR: send_result
-    /// Mirrors `sendResult`: dispatches a response by its action. Each `send_*` decodes the
-    /// node(s), builds the event and emits it. An unknown action is logged and skipped (as in
-    /// 1.5, that includes `update`, which the apiserver never wrote).
+    /// Mirrors `sendResult`: dispatches a response by its action. Each `send_*`
+    /// decodes the node(s), builds the event and emits it. An unknown action is
+    /// logged and skipped (as in 1.5, that includes `update`, which the
+    /// apiserver never wrote).
     async fn send_result(&self, res: &Response) {
         // ANCHOR: ex5-send-result
         match res.action.as_str() {
@@ -680,15 +724,16 @@ impl EtcdWatcher {
     }
     // ANCHOR_END: send_result
 
-    /// Whether `include` (when set) lets `key` through: keys it rejects are skipped before
-    /// decoding.
+    /// Whether `include` (when set) lets `key` through: keys it rejects are skipped
+    /// before decoding.
     fn includes(&self, key: &str) -> bool {
         self.include.as_ref().is_none_or(|include| include(key))
     }
 
     // ANCHOR: send_add
-    /// Mirrors `sendAdd`: the node's object, Added, or Modified when the node has changed since
-    /// it was created (`modifiedIndex != createdIndex`), if it passes the filter.
+    /// Mirrors `sendAdd`: the node's object, Added, or Modified when the node has
+    /// changed since it was created (`modifiedIndex != createdIndex`), if it
+    /// passes the filter.
     async fn send_add(&self, res: &Response) {
         let Some(node) = &res.node else {
             tracing::error!(?res, "etcd2 watch: unexpected nil node");
@@ -713,10 +758,11 @@ impl EtcdWatcher {
     // ANCHOR_END: send_add
 
     // ANCHOR: send_modify
-    /// Mirrors `sendModify`: some changes make an object start or stop matching the filter, so
-    /// both the new and the previous object are checked. New passes and old did not: Added;
-    /// both: Modified; only old: Deleted with the old object, stamped with this change's index;
-    /// neither: nothing. A previous node that does not decode counts as not passing.
+    /// Mirrors `sendModify`: some changes make an object start or stop matching the
+    /// filter, so both the new and the previous object are checked. New passes
+    /// and old did not: Added; both: Modified; only old: Deleted with the old
+    /// object, stamped with this change's index; neither: nothing. A previous
+    /// node that does not decode counts as not passing.
     async fn send_modify(&self, res: &Response) {
         // ANCHOR: ex5-send-modify
         let Some(node) = &res.node else {
@@ -754,8 +800,9 @@ impl EtcdWatcher {
     // ANCHOR_END: send_modify
 
     // ANCHOR: send_delete
-    /// Mirrors `sendDelete`: Deleted with the previous node's object, stamped with the index of
-    /// the delete (so a client can resume right after it), if it passes the filter.
+    /// Mirrors `sendDelete`: Deleted with the previous node's object, stamped with
+    /// the index of the delete (so a client can resume right after it), if it
+    /// passes the filter.
     async fn send_delete(&self, res: &Response) {
         let Some(prev_node) = &res.prev_node else {
             tracing::error!(?res, "etcd2 watch: unexpected nil prev node");
@@ -778,8 +825,9 @@ impl EtcdWatcher {
     }
     // ANCHOR_END: send_delete
 
-    /// Mirrors `decodeObject`: the node's object from the cache, or decoded, stamped with the
-    /// node's `modifiedIndex` as resource version, transformed, and cached.
+    /// Mirrors `decodeObject`: the node's object from the cache, or decoded, stamped
+    /// with the node's `modifiedIndex` as resource version, transformed, and
+    /// cached.
     fn decode_object(&self, node: &Node) -> Result<Arc<Object>, String> {
         if let Some(obj) = self.cache.get_from_cache(node.modified_index) {
             return Ok(obj);
@@ -800,8 +848,8 @@ impl EtcdWatcher {
         Ok(obj)
     }
 
-    /// `decode_object`, logging a failure: a bad value is skipped, never fatal, or a client
-    /// that resumes from its resource version could never get past it.
+    /// `decode_object`, logging a failure: a bad value is skipped, never fatal, or a
+    /// client that resumes from its resource version could never get past it.
     fn decode_or_log(&self, node: &Node, res: &Response) -> Option<Arc<Object>> {
         match self.decode_object(node) {
             Ok(obj) => Some(obj),
@@ -814,9 +862,9 @@ impl EtcdWatcher {
     }
 }
 
-/// Mirrors the `emit` closure of `newEtcdWatcher`: records the outgoing queue's high-water
-/// mark, then sends the event down `outgoing`, giving up on user stop. If the consumer has
-/// dropped the channel, the watcher stops.
+/// Mirrors the `emit` closure of `newEtcdWatcher`: records the outgoing queue's
+/// high-water mark, then sends the event down `outgoing`, giving up on user stop. If
+/// the consumer has dropped the channel, the watcher stops.
 fn emit_outgoing(w: &EtcdWatcher, event: WatchEvent<Object>) -> BoxFuture<'_, ()> {
     Box::pin(async move {
         let Some(outgoing) = w.outgoing.sender() else {
@@ -826,7 +874,10 @@ fn emit_outgoing(w: &EtcdWatcher, event: WatchEvent<Object>) -> BoxFuture<'_, ()
         let queued = i64::try_from(queued).unwrap_or(i64::MAX);
         if w.outgoing_hwm.update(queued) {
             // Monitor if this gets backed up, and how much.
-            tracing::debug!(queued, "etcd2 watch: objects queued in outgoing channel");
+            tracing::debug!(
+                queued,
+                "etcd2 watch: objects queued in outgoing channel"
+            );
         }
         tokio::select! {
             biased;
@@ -838,8 +889,8 @@ fn emit_outgoing(w: &EtcdWatcher, event: WatchEvent<Object>) -> BoxFuture<'_, ()
     })
 }
 
-/// Mirrors the error `switch` in `translate`: etcd's 401 (index cleared) is 410 Expired, the
-/// client must list again; anything else is 500 InternalError.
+/// Mirrors the error `switch` in `translate`: etcd's 401 (index cleared) is 410
+/// Expired, the client must list again; anything else is 500 InternalError.
 pub fn error_status(error: &ClientError) -> Status {
     if is_etcd_watch_expired(error) {
         tracing::info!(%error, "etcd2 watch: the requested index is older than etcd's history");
@@ -851,10 +902,10 @@ pub fn error_status(error: &ClientError) -> Status {
 }
 
 // ANCHOR: etcd_get_initial_watch_state
-/// Mirrors `etcdGetInitialWatchState`: GETs `key` (recursively for a list) and sends each node
-/// as a `get` response (`convertRecursiveResponse`); returns the index to watch after, the
-/// answer's `X-Etcd-Index`. A missing key is no error: nothing is sent, and the index is the
-/// error's.
+/// Mirrors `etcdGetInitialWatchState`: GETs `key` (recursively for a list) and sends
+/// each node as a `get` response (`convertRecursiveResponse`); returns the index to
+/// watch after, the answer's `X-Etcd-Index`. A missing key is no error: nothing is
+/// sent, and the index is the error's.
 async fn etcd_get_initial_watch_state(
     client: &EtcdClient,
     key: &str,
@@ -887,7 +938,11 @@ async fn etcd_get_initial_watch_state(
 // ANCHOR_END: etcd_get_initial_watch_state
 
 /// Mirrors `convertRecursiveResponse`: one `get` response per key below `node`.
-fn convert_recursive_response(node: &Node, response: &Response, out: &mut Vec<Response>) {
+fn convert_recursive_response(
+    node: &Node,
+    response: &Response,
+    out: &mut Vec<Response>,
+) {
     if node.dir {
         for child in &node.nodes {
             convert_recursive_response(child, response, out);
@@ -931,7 +986,9 @@ mod test_support {
     pub(super) type Recorded = Arc<Mutex<Vec<WatchEvent<Object>>>>;
 
     /// A watcher without tasks whose emit records the events.
-    pub(super) fn recording_watcher(config: EtcdWatcherConfig) -> (EtcdWatcher, Recorded) {
+    pub(super) fn recording_watcher(
+        config: EtcdWatcherConfig,
+    ) -> (EtcdWatcher, Recorded) {
         let events: Recorded = Arc::default();
         let sink = Arc::clone(&events);
         let emit: EmitFunc = Arc::new(move |_w: &EtcdWatcher, event| {
@@ -948,7 +1005,12 @@ mod test_support {
         serde_json::to_string(&pod).expect("a pod serializes")
     }
 
-    pub(super) fn node(name: &str, value: &str, modified: u64, created: u64) -> Node {
+    pub(super) fn node(
+        name: &str,
+        value: &str,
+        modified: u64,
+        created: u64,
+    ) -> Node {
         Node {
             key: format!("/registry/pods/default/{name}"),
             value: value.to_string(),
@@ -958,7 +1020,11 @@ mod test_support {
         }
     }
 
-    pub(super) fn response(action: &str, node: Option<Node>, prev_node: Option<Node>) -> Response {
+    pub(super) fn response(
+        action: &str,
+        node: Option<Node>,
+        prev_node: Option<Node>,
+    ) -> Response {
         Response {
             action: action.to_string(),
             node,
@@ -968,7 +1034,9 @@ mod test_support {
     }
 
     /// Events as (type, name, resourceVersion, nodeName), for comparisons.
-    pub(super) fn describe(events: &[WatchEvent<Object>]) -> Vec<(String, String, String, String)> {
+    pub(super) fn describe(
+        events: &[WatchEvent<Object>],
+    ) -> Vec<(String, String, String, String)> {
         events
             .iter()
             .map(|event| match event.object() {
@@ -1006,8 +1074,12 @@ mod test_support {
 
     /// Only pods on node-1.
     pub(super) fn on_node_1() -> EtcdWatcherConfig {
-        let predicate = SelectionPredicate::parse(&ResourceInfo::PODS, "", "spec.nodeName=node-1")
-            .expect("a valid selector");
+        let predicate = SelectionPredicate::parse(
+            &ResourceInfo::PODS,
+            "",
+            "spec.nodeName=node-1",
+        )
+        .expect("a valid selector");
         EtcdWatcherConfig::default().predicate(ResourceInfo::PODS, predicate)
     }
 }
@@ -1040,7 +1112,8 @@ mod ex5_send_result {
     async fn ex5_send_result_a_node_changed_since_creation_is_modified() {
         let (w, events) = recording_watcher(EtcdWatcherConfig::default());
         let a = pod_value("a", "node-1");
-        // An object updated before the watch's initial GET: modifiedIndex != createdIndex.
+        // An object updated before the watch's initial GET: modifiedIndex !=
+        // createdIndex.
         w.send_result(&response(ETCD_GET, Some(node("a", &a, 7, 4)), None))
             .await;
         assert_eq!(
@@ -1080,7 +1153,8 @@ mod ex5_send_result {
     }
 
     #[tokio::test]
-    async fn ex5_send_result_delete_expire_and_compare_and_delete_are_deleted_at_their_index() {
+    async fn ex5_send_result_delete_expire_and_compare_and_delete_are_deleted_at_their_index()
+     {
         let (w, events) = recording_watcher(EtcdWatcherConfig::default());
         for (action, name, index) in [
             (ETCD_DELETE, "a", 9),
@@ -1088,7 +1162,8 @@ mod ex5_send_result {
             (ETCD_CAD, "c", 11),
         ] {
             let value = pod_value(name, "node-1");
-            // etcd's delete node has only key and indexes; the object is in prevNode.
+            // etcd's delete node has only key and indexes; the object is in
+            // prevNode.
             w.send_result(&response(
                 action,
                 Some(node(name, "", index, 3)),
@@ -1165,7 +1240,8 @@ mod ex5_send_result {
     #[tokio::test]
     async fn ex5_send_result_include_skips_keys_before_decoding() {
         let include: IncludeFunc = Arc::new(|key: &str| !key.ends_with("/skipped"));
-        let (w, events) = recording_watcher(EtcdWatcherConfig::default().include(include));
+        let (w, events) =
+            recording_watcher(EtcdWatcherConfig::default().include(include));
         w.send_result(&response(
             ETCD_CREATE,
             Some(node("skipped", "not json", 4, 4)),
@@ -1309,7 +1385,9 @@ mod tests {
         }
     }
 
-    async fn next(events: &mut mpsc::Receiver<WatchEvent<Object>>) -> Option<WatchEvent<Object>> {
+    async fn next(
+        events: &mut mpsc::Receiver<WatchEvent<Object>>,
+    ) -> Option<WatchEvent<Object>> {
         tokio::time::timeout(BOUND, events.recv())
             .await
             .expect("translate must answer in time")
@@ -1453,7 +1531,8 @@ mod tests {
         let incoming = w.etcd_incoming.take_sender().expect("fresh");
         let errors = w.etcd_error.take_sender().expect("fresh");
         let mut events = w.result_chan().expect("fresh");
-        // Five responses queued before translate starts, and nobody reading its output.
+        // Five responses queued before translate starts, and nobody reading its
+        // output.
         for i in 0..5 {
             incoming
                 .send(created(&format!("p{i}"), 4 + i))
@@ -1478,7 +1557,12 @@ mod tests {
     async fn stop_before_the_watch_starts_makes_no_call_and_ends() {
         // Nothing listens there: a call would become an error event.
         let client = EtcdClient::new("http://127.0.0.1:9");
-        let w = new_etcd_watcher(client, "/registry/pods/", 0, EtcdWatcherConfig::default());
+        let w = new_etcd_watcher(
+            client,
+            "/registry/pods/",
+            0,
+            EtcdWatcherConfig::default(),
+        );
         w.stop();
         let mut events = w.result_chan().expect("first call");
         assert!(w.result_chan().is_none(), "the receiver has one owner");
@@ -1494,11 +1578,17 @@ mod tests {
     #[tokio::test]
     async fn an_unreachable_etcd_is_a_500_error_event() {
         let client = EtcdClient::new("http://127.0.0.1:9");
-        let w = new_etcd_watcher(client, "/registry/pods/", 0, EtcdWatcherConfig::default());
+        let w = new_etcd_watcher(
+            client,
+            "/registry/pods/",
+            0,
+            EtcdWatcherConfig::default(),
+        );
         let mut watch = Arc::clone(&w).into_watch();
-        let first = tokio::time::timeout(BOUND, futures::StreamExt::next(&mut watch))
-            .await
-            .expect("an answer in time");
+        let first =
+            tokio::time::timeout(BOUND, futures::StreamExt::next(&mut watch))
+                .await
+                .expect("an answer in time");
         let Some(Ok(WatchEvent::Error(status))) = first else {
             panic!("an error event, got {first:?}");
         };

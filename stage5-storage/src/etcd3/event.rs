@@ -1,12 +1,13 @@
-//! Mirrors apiserver's `pkg/storage/etcd3/event.go`: an etcd event reduced to what the watchChan
-//! needs.
+//! Mirrors apiserver's `pkg/storage/etcd3/event.go`: an etcd event reduced to what
+//! the watchChan needs.
 
 use bytes::Bytes;
 
 use crate::kv::{KeyValue, KvEvent, KvEventType};
 
 // ANCHOR: event
-/// Mirrors `etcd3.event`: one change, or a progress notification, with the raw values.
+/// Mirrors `etcd3.event`: one change, or a progress notification, with the raw
+/// values.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Event {
     /// The key.
@@ -15,16 +16,18 @@ pub struct Event {
     pub value: Bytes,
     /// The previous value (empty for a create).
     pub prev_value: Bytes,
-    /// The revision of the change (for a delete, the delete's revision; for a progress
-    /// notification, the header revision).
+    /// The revision of the change (for a delete, the delete's revision; for a
+    /// progress notification, the header revision).
     pub rev: i64,
     /// A delete.
     pub is_deleted: bool,
     /// A create.
     pub is_created: bool,
-    /// A progress notification: no change, only "everything up to `rev` has been sent".
+    /// A progress notification: no change, only "everything up to `rev` has been
+    /// sent".
     pub is_progress_notify: bool,
-    /// The progress notification that ends the initial events of a `sendInitialEvents` watch.
+    /// The progress notification that ends the initial events of a
+    /// `sendInitialEvents` watch.
     pub is_initial_events_end_bookmark: bool,
 }
 // ANCHOR_END: event
@@ -43,9 +46,9 @@ pub fn parse_kv(kv: &KeyValue) -> Event {
     }
 }
 
-/// Mirrors `parseEvent`. A change that is not a create must carry the previous value: without it
-/// (for example because it was compacted away) the watch cannot tell what was deleted or filter
-/// the old object, so that is an error.
+/// Mirrors `parseEvent`. A change that is not a create must carry the previous
+/// value: without it (for example because it was compacted away) the watch cannot
+/// tell what was deleted or filter the old object, so that is an error.
 pub fn parse_event(e: &KvEvent) -> Result<Event, String> {
     if !e.is_create() && e.prev_kv.is_none() {
         return Err(format!(

@@ -1,13 +1,13 @@
 //! apiserver's `pkg/storage/etcd3`: the storage of one resource type over a [`Kv`].
 //!
-//! - [`Etcd3Store`] (`store.go`): create, get, list with resourceVersion semantics and paging,
-//!   guaranteed update by compare-and-swap, delete with preconditions;
-//! - [`watcher`] (`watcher.go`): the watchChan of source document 001, which turns an etcd watch
-//!   into Kubernetes watch events;
+//! - [`Etcd3Store`] (`store.go`): create, get, list with resourceVersion semantics
+//!   and paging, guaranteed update by compare-and-swap, delete with preconditions;
+//! - [`watcher`] (`watcher.go`): the watchChan of source document 001, which turns
+//!   an etcd watch into Kubernetes watch events;
 //! - [`event`] (`event.go`): an etcd event reduced to what the watchChan needs.
 //!
-//! Objects are stored as JSON without `metadata.resourceVersion`; reading one sets its
-//! resourceVersion to the key's mod revision (apiserver's `APIObjectVersioner`).
+//! Objects are stored as JSON without `metadata.resourceVersion`; reading one sets
+//! its resourceVersion to the key's mod revision (apiserver's `APIObjectVersioner`).
 
 pub mod event;
 mod store;
@@ -22,10 +22,13 @@ use crate::Object;
 use crate::StorageError;
 use crate::kv::{Kv, KvError, RangeRequest};
 
-/// Mirrors `storage.GetCurrentResourceVersionFromStorage`: etcd's current revision, read with a
-/// count-only range of `prefix` (the store's and the watchChan's one way to ask "where is etcd
-/// now?").
-pub async fn current_revision(kv: &dyn Kv, prefix: impl Into<Bytes>) -> Result<i64, KvError> {
+/// Mirrors `storage.GetCurrentResourceVersionFromStorage`: etcd's current revision,
+/// read with a count-only range of `prefix` (the store's and the watchChan's one way
+/// to ask "where is etcd now?").
+pub async fn current_revision(
+    kv: &dyn Kv,
+    prefix: impl Into<Bytes>,
+) -> Result<i64, KvError> {
     let mut request = RangeRequest::prefix(prefix);
     request.count_only = true;
     Ok(kv.range(request).await?.header_revision)
@@ -42,12 +45,13 @@ pub fn decode(data: &[u8], rev: i64) -> Result<Object, StorageError> {
     Ok(obj)
 }
 
-/// Mirrors `runtime.Encode` after `versioner.PrepareObjectForStorage`: JSON without the
-/// resourceVersion (etcd's revision is the version).
+/// Mirrors `runtime.Encode` after `versioner.PrepareObjectForStorage`: JSON without
+/// the resourceVersion (etcd's revision is the version).
 pub fn encode(obj: &mut Object) -> Result<Bytes, StorageError> {
     let rv = obj.metadata.resource_version.take();
     let data = serde_json::to_vec(obj);
     obj.metadata.resource_version = rv;
-    data.map(Bytes::from)
-        .map_err(|error| StorageError::Internal(format!("unable to encode object: {error}")))
+    data.map(Bytes::from).map_err(|error| {
+        StorageError::Internal(format!("unable to encode object: {error}"))
+    })
 }

@@ -1,4 +1,5 @@
-//! Mirrors apiserver's `pkg/storage/etcd3/store.go`: one resource type's objects in etcd.
+//! Mirrors apiserver's `pkg/storage/etcd3/store.go`: one resource type's objects in
+//! etcd.
 
 use std::sync::Arc;
 
@@ -13,15 +14,20 @@ use stage3_reflector::{ListOptions, ResourceVersionMatch, Watch, WatchOptions};
 use super::watcher::{ProgressRegistry, WatchChan, WatchChanOptions};
 use super::{decode, encode};
 use crate::kv::{Compare, KeyValue, Kv, KvError, RangeRequest, TxnOp};
-use crate::{ListResult, Preconditions, Storage, StorageError, UpdateFn, parse_resource_version};
+use crate::{
+    ListResult, Preconditions, Storage, StorageError, UpdateFn,
+    parse_resource_version,
+};
 use crate::{Object, ResourceInfo, SelectionPredicate};
 
-/// How often a guaranteed update retries a lost compare-and-swap before giving up with 409.
+/// How often a guaranteed update retries a lost compare-and-swap before giving up
+/// with 409.
 const MAX_UPDATE_ATTEMPTS: usize = 64;
 
 // ANCHOR: etcd3_store
 /// Mirrors `etcd3.store`: the objects of one resource type, JSON under
-/// `/registry/<resource>/<namespace>/<name>`, with etcd's mod revision as resourceVersion.
+/// `/registry/<resource>/<namespace>/<name>`, with etcd's mod revision as
+/// resourceVersion.
 #[derive(Clone)]
 pub struct Etcd3Store {
     kv: Arc<dyn Kv>,
@@ -45,12 +51,13 @@ struct ObjState {
     data: Bytes,
 }
 
-/// What one attempt of [`Etcd3Store::compare_and_swap`] wants done with the current state.
+/// What one attempt of [`Etcd3Store::compare_and_swap`] wants done with the current
+/// state.
 enum Swap {
     /// Nothing to write: answer this object (an update that changes nothing).
     Keep(Arc<Object>),
-    /// Write this if the key is still at the state's revision, then answer the object, stamped
-    /// with the write's revision.
+    /// Write this if the key is still at the state's revision, then answer the
+    /// object, stamped with the write's revision.
     Write(TxnOp, Box<Object>),
 }
 
@@ -69,18 +76,20 @@ impl Etcd3Store {
         &self.kv
     }
 
-    /// Mirrors `store.RequestWatchProgress`: asks this store's open watches (those that asked for
-    /// bookmarks) for a progress notification. Returns how many were asked.
+    /// Mirrors `store.RequestWatchProgress`: asks this store's open watches (those
+    /// that asked for bookmarks) for a progress notification. Returns how many
+    /// were asked.
     pub async fn request_watch_progress(&self) -> usize {
         self.progress.request_progress().await
     }
 
-    /// Mirrors `store.GetCurrentResourceVersion`: etcd's current revision, read with a count-only
-    /// range of this type's prefix.
+    /// Mirrors `store.GetCurrentResourceVersion`: etcd's current revision, read with
+    /// a count-only range of this type's prefix.
     pub async fn current_resource_version(&self) -> Result<u64, StorageError> {
-        let revision = super::current_revision(self.kv.as_ref(), self.info.key_prefix())
-            .await
-            .map_err(internal)?;
+        let revision =
+            super::current_revision(self.kv.as_ref(), self.info.key_prefix())
+                .await
+                .map_err(internal)?;
         Ok(u64::try_from(revision).unwrap_or(0))
     }
 
@@ -109,8 +118,9 @@ impl Etcd3Store {
     }
 
     // ANCHOR: create
-    /// Mirrors `store.Create`: a transaction that puts the object only if the key does not exist
-    /// (mod revision 0), else AlreadyExists. The returned object carries the new revision.
+    /// Mirrors `store.Create`: a transaction that puts the object only if the key
+    /// does not exist (mod revision 0), else AlreadyExists. The returned object
+    /// carries the new revision.
     pub async fn create_object(
         &self,
         key: String,
@@ -143,7 +153,10 @@ impl Etcd3Store {
     // ANCHOR_END: create
 
     /// Mirrors `store.Get`.
-    pub async fn get_object(&self, key: String) -> Result<Arc<Object>, StorageError> {
+    pub async fn get_object(
+        &self,
+        key: String,
+    ) -> Result<Arc<Object>, StorageError> {
         match self.get_state(&key).await? {
             Some(state) => Ok(state.obj),
             None => Err(self.not_found(&key)),
@@ -151,11 +164,12 @@ impl Etcd3Store {
     }
 
     // ANCHOR: get_list
-    /// Mirrors `store.GetList`: `""` reads the newest state, `"0"` any state (here also the
-    /// newest), `Exact` (or a legacy version with a limit) reads at that revision, and
-    /// `NotOlderThan` fails with 504 if etcd is behind. Pages follow `limit` and the continue
-    /// token, which pins every page to the first page's revision. A compacted revision or an
-    /// expired continue token is 410.
+    /// Mirrors `store.GetList`: `""` reads the newest state, `"0"` any state (here
+    /// also the newest), `Exact` (or a legacy version with a limit) reads at
+    /// that revision, and `NotOlderThan` fails with 504 if etcd is behind. Pages
+    /// follow `limit` and the continue token, which pins every page to the first
+    /// page's revision. A compacted revision or an expired continue token is
+    /// 410.
     pub async fn list_objects(
         &self,
         prefix: String,
@@ -172,9 +186,12 @@ impl Etcd3Store {
         let mut start_key: Bytes = prefix.clone().into();
         let continuing = !options.continue_token.is_empty();
         if continuing {
-            if !options.resource_version.is_empty() && options.resource_version != "0" {
+            if !options.resource_version.is_empty()
+                && options.resource_version != "0"
+            {
                 return Err(StorageError::BadRequest(
-                    "specifying resource version is not allowed when using continue".into(),
+                    "specifying resource version is not allowed when using continue"
+                        .into(),
                 ));
             }
             let (rv, start) = decode_continue(&options.continue_token)?;
@@ -202,7 +219,8 @@ impl Etcd3Store {
         // When filtering, fetch more than asked so that few round trips fill a page.
         let mut fetch = if limit > 0 { limit } else { 0 };
         loop {
-            let mut request = RangeRequest::prefix(prefix.clone()).at_revision(with_rev);
+            let mut request =
+                RangeRequest::prefix(prefix.clone()).at_revision(with_rev);
             request.from_key = Some(start_key.clone());
             request.limit = fetch;
             let response = self.kv.range(request).await.map_err(|err| match err {
@@ -228,7 +246,8 @@ impl Etcd3Store {
                     next_start = Some(kv.key.clone());
                     if predicate.is_everything() {
                         // `count` covers the range from this batch's first key.
-                        remaining = Some(response.count - i64::try_from(i).unwrap_or(0));
+                        remaining =
+                            Some(response.count - i64::try_from(i).unwrap_or(0));
                     }
                     break;
                 }
@@ -240,7 +259,8 @@ impl Etcd3Store {
             if next_start.is_some() || !response.more || fetched == 0 {
                 break;
             }
-            // More keys remain and the page is not full: continue after the last key read.
+            // More keys remain and the page is not full: continue after the last key
+            // read.
             let mut after = response.kvs[fetched - 1].key.to_vec();
             after.push(0);
             start_key = after.into();
@@ -262,7 +282,8 @@ impl Etcd3Store {
         let continue_token = match next_start {
             Some(key) => {
                 let start =
-                    String::from_utf8_lossy(&key[prefix.len().min(key.len())..]).into_owned();
+                    String::from_utf8_lossy(&key[prefix.len().min(key.len())..])
+                        .into_owned();
                 encode_continue(with_rev, &start)
             }
             None => String::new(),
@@ -281,9 +302,10 @@ impl Etcd3Store {
     // ANCHOR_END: get_list
 
     // ANCHOR: guaranteed_update
-    /// Mirrors `store.GuaranteedUpdate`: read the current object, check the preconditions, let
-    /// `update` compute the new one, and compare-and-swap on the mod revision. A lost swap
-    /// retries from the state the transaction read; an unchanged object is not written.
+    /// Mirrors `store.GuaranteedUpdate`: read the current object, check the
+    /// preconditions, let `update` compute the new one, and compare-and-swap on
+    /// the mod revision. A lost swap retries from the state the transaction
+    /// read; an unchanged object is not written.
     pub async fn update_object(
         &self,
         key: String,
@@ -301,9 +323,10 @@ impl Etcd3Store {
         .await
     }
 
-    /// The loop `GuaranteedUpdate` and `conditionalDelete` share: from the current state, check
-    /// the preconditions, ask `attempt` what to write, and write it only if the key is still at
-    /// the state's mod revision. A lost swap retries from the state the transaction read back.
+    /// The loop `GuaranteedUpdate` and `conditionalDelete` share: from the current
+    /// state, check the preconditions, ask `attempt` what to write, and write it
+    /// only if the key is still at the state's mod revision. A lost swap retries
+    /// from the state the transaction read back.
     async fn compare_and_swap(
         &self,
         key: &str,
@@ -340,9 +363,9 @@ impl Etcd3Store {
     }
     // ANCHOR_END: guaranteed_update
 
-    /// Mirrors `store.Delete` (`conditionalDelete`): delete by compare-and-swap after checking the
-    /// preconditions, retrying when the object changed meanwhile. Returns the last state at the
-    /// delete's revision.
+    /// Mirrors `store.Delete` (`conditionalDelete`): delete by compare-and-swap
+    /// after checking the preconditions, retrying when the object changed
+    /// meanwhile. Returns the last state at the delete's revision.
     pub async fn delete_object(
         &self,
         key: String,
@@ -354,11 +377,12 @@ impl Etcd3Store {
         .await
     }
 
-    /// Mirrors `store.Watch` → `watcher.Watch`: a watchChan over the prefix. `""` and `"0"` start
-    /// with the current state as Added events; a version starts after it, unless the client asks
-    /// for a watch-list (`sendInitialEvents=true`), which lists the current state first at any
-    /// version. Bookmarks (from etcd progress notifications) are asked for when the client allows
-    /// them.
+    /// Mirrors `store.Watch` → `watcher.Watch`: a watchChan over the prefix. `""`
+    /// and `"0"` start with the current state as Added events; a version starts
+    /// after it, unless the client asks for a watch-list
+    /// (`sendInitialEvents=true`), which lists the current state first at any
+    /// version. Bookmarks (from etcd progress notifications) are asked for when the
+    /// client allows them.
     pub async fn watch_objects(
         &self,
         prefix: String,
@@ -373,8 +397,10 @@ impl Etcd3Store {
             prefix,
             WatchChanOptions {
                 initial_rev,
-                // `areInitialEventsRequired`: the legacy "" / "0", or a watch-list at any version.
-                force_initial_events: initial_rev == 0 || options.send_initial_events,
+                // `areInitialEventsRequired`: the legacy "" / "0", or a watch-list
+                // at any version.
+                force_initial_events: initial_rev == 0
+                    || options.send_initial_events,
                 recursive: true,
                 progress_notify: options.allow_watch_bookmarks,
                 predicate,
@@ -393,7 +419,11 @@ impl Storage for Etcd3Store {
         &self.info
     }
 
-    fn create(&self, key: String, obj: Object) -> BoxFuture<'_, Result<Arc<Object>, StorageError>> {
+    fn create(
+        &self,
+        key: String,
+        obj: Object,
+    ) -> BoxFuture<'_, Result<Arc<Object>, StorageError>> {
         self.create_object(key, obj).boxed()
     }
 
@@ -457,8 +487,9 @@ struct ContinueToken {
     start: String,
 }
 
-/// Mirrors `storage.EncodeContinue`: base64 of `{"v":"meta.k8s.io/v1","rv":N,"start":KEY}`, where
-/// `KEY` is the next key relative to the list's prefix.
+/// Mirrors `storage.EncodeContinue`: base64 of
+/// `{"v":"meta.k8s.io/v1","rv":N,"start":KEY}`, where `KEY` is the next key relative
+/// to the list's prefix.
 pub fn encode_continue(rv: i64, start: &str) -> String {
     let token = ContinueToken {
         v: "meta.k8s.io/v1".into(),
@@ -468,13 +499,17 @@ pub fn encode_continue(rv: i64, start: &str) -> String {
     URL_SAFE_NO_PAD.encode(serde_json::to_vec(&token).unwrap_or_default())
 }
 
-/// Mirrors `storage.DecodeContinue`: the revision and the relative start key, or 400 for a
-/// malformed token (a start key that escapes the prefix included).
+/// Mirrors `storage.DecodeContinue`: the revision and the relative start key, or 400
+/// for a malformed token (a start key that escapes the prefix included).
 pub fn decode_continue(token: &str) -> Result<(i64, String), StorageError> {
-    let bad = |why: &str| StorageError::BadRequest(format!("continue key is not valid: {why}"));
+    let bad = |why: &str| {
+        StorageError::BadRequest(format!("continue key is not valid: {why}"))
+    };
     let data = URL_SAFE_NO_PAD
         .decode(token.trim_end_matches('='))
-        .map_err(|_| bad("incorrect encoded start resourceVersion (version meta.k8s.io/v1)"))?;
+        .map_err(|_| {
+            bad("incorrect encoded start resourceVersion (version meta.k8s.io/v1)")
+        })?;
     let token: ContinueToken = serde_json::from_slice(&data)
         .map_err(|_| bad("incorrect encoded start resourceVersion"))?;
     if token.v != "meta.k8s.io/v1" {
@@ -485,7 +520,10 @@ pub fn decode_continue(token: &str) -> Result<(i64, String), StorageError> {
             "incorrect encoded start resourceVersion (version meta.k8s.io/v1)",
         ));
     }
-    if token.start.is_empty() || token.start.contains("..") || token.start.starts_with('/') {
+    if token.start.is_empty()
+        || token.start.contains("..")
+        || token.start.starts_with('/')
+    {
         return Err(bad("path traversal attempt"));
     }
     Ok((token.rv, token.start))

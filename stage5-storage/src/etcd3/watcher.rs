@@ -1,6 +1,8 @@
-//! Mirrors apiserver's `pkg/storage/etcd3/watcher.go`: the watchChan of source document 001.
+//! Mirrors apiserver's `pkg/storage/etcd3/watcher.go`: the watchChan of source
+//! document 001.
 //!
-//! A watchChan turns one etcd watch into a Kubernetes watch. Two tasks and three channels:
+//! A watchChan turns one etcd watch into a Kubernetes watch. Two tasks and three
+//! channels:
 //!
 //! ```text
 //!   etcd watch ──► start_watching ──incoming (100)──► process_event ──result (100)──► Watch
@@ -8,9 +10,9 @@
 //!                        └──────────── errors (1) ──► run ───────┴──► one Error event, then close
 //! ```
 //!
-//! [`run`](WatchChan::run) owns both tasks: whatever ends the watch (an error, the etcd stream
-//! closing, or the consumer dropping the [`Watch`]) cancels the shared token, waits for the
-//! consumer task, and closes the result channel.
+//! [`run`](WatchChan::run) owns both tasks: whatever ends the watch (an error, the
+//! etcd stream closing, or the consumer dropping the [`Watch`]) cancels the shared
+//! token, waits for the consumer task, and closes the result channel.
 
 use std::pin::Pin;
 use std::sync::Arc;
@@ -46,9 +48,9 @@ pub struct WatchChanOptions {
     pub initial_rev: i64,
     /// List the current state as create events before watching (`sync`), whatever
     /// `initial_rev` is: upstream's `areInitialEventsRequired` (`""`/`"0"` without
-    /// `sendInitialEvents`, or `sendInitialEvents=true` at any version). With a non-zero
-    /// `initial_rev` the store must have reached it, or the watch ends with a 504
-    /// `ResourceVersionTooLarge` error event.
+    /// `sendInitialEvents`, or `sendInitialEvents=true` at any version). With a
+    /// non-zero `initial_rev` the store must have reached it, or the watch ends
+    /// with a 504 `ResourceVersionTooLarge` error event.
     pub force_initial_events: bool,
     /// Watch every key under the key (a list watch) rather than one key.
     pub recursive: bool,
@@ -56,18 +58,20 @@ pub struct WatchChanOptions {
     pub progress_notify: bool,
     /// Which objects the watcher wants.
     pub predicate: SelectionPredicate,
-    /// After the initial sync, send a bookmark annotated `k8s.io/initial-events-end`
-    /// (`isInitialEventsEndBookmarkRequired`: `sendInitialEvents` with bookmarks allowed).
+    /// After the initial sync, send a bookmark annotated
+    /// `k8s.io/initial-events-end` (`isInitialEventsEndBookmarkRequired`:
+    /// `sendInitialEvents` with bookmarks allowed).
     pub initial_events_end_bookmark: bool,
-    /// Where the open etcd watch registers, so that the store can ask it for progress
-    /// ([`ProgressRegistry::request_progress`]).
+    /// Where the open etcd watch registers, so that the store can ask it for
+    /// progress ([`ProgressRegistry::request_progress`]).
     pub progress_registry: Option<Arc<ProgressRegistry>>,
 }
 
 // ANCHOR: progress_registry
-/// The open etcd watches of one store, for `store.RequestWatchProgress`: the Cacher asks for
-/// progress when a consistent read waits, and each watch answers with a progress notification
-/// at etcd's current revision (a bookmark), so a quiet cache catches up without any write.
+/// The open etcd watches of one store, for `store.RequestWatchProgress`: the Cacher
+/// asks for progress when a consistent read waits, and each watch answers with a
+/// progress notification at etcd's current revision (a bookmark), so a quiet cache
+/// catches up without any write.
 #[derive(Default)]
 pub struct ProgressRegistry {
     watches: parking_lot::Mutex<Vec<(u64, Arc<dyn ProgressRequester>)>>,
@@ -83,7 +87,8 @@ impl std::fmt::Debug for ProgressRegistry {
 }
 
 impl ProgressRegistry {
-    /// Asks every open watch for a progress notification. Returns how many were asked.
+    /// Asks every open watch for a progress notification. Returns how many were
+    /// asked.
     pub async fn request_progress(&self) -> usize {
         let requesters: Vec<_> = self
             .watches
@@ -99,7 +104,10 @@ impl ProgressRegistry {
         requesters.len()
     }
 
-    fn register(self: &Arc<Self>, requester: Arc<dyn ProgressRequester>) -> ProgressRegistration {
+    fn register(
+        self: &Arc<Self>,
+        requester: Arc<dyn ProgressRequester>,
+    ) -> ProgressRegistration {
         let id = self
             .next_id
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -140,16 +148,18 @@ pub struct WatchChan {
     internal_pred: SelectionPredicate,
     initial_events_end_bookmark: bool,
     progress_registry: Option<Arc<ProgressRegistry>>,
-    /// `ctx` and `cancel`: cancelled by whatever ends the watch, and by dropping the [`Watch`].
+    /// `ctx` and `cancel`: cancelled by whatever ends the watch, and by dropping
+    /// the [`Watch`].
     cancel: CancellationToken,
     result_tx: mpsc::Sender<WatchItem<Object>>,
 }
 // ANCHOR_END: watch_chan
 
 impl WatchChan {
-    /// Mirrors `watcher.Watch` + `createWatchChan` + `go wc.run()`: starts the watchChan on the
-    /// current tokio runtime and returns the consumer's end. Dropping or stopping the returned
-    /// [`Watch`] cancels every task of the watchChan.
+    /// Mirrors `watcher.Watch` + `createWatchChan` + `go wc.run()`: starts the
+    /// watchChan on the current tokio runtime and returns the consumer's end.
+    /// Dropping or stopping the returned [`Watch`] cancels every task of the
+    /// watchChan.
     pub fn start(
         kv: Arc<dyn Kv>,
         info: ResourceInfo,
@@ -184,15 +194,19 @@ impl WatchChan {
     }
 
     // ANCHOR: run
-    /// Mirrors `watchChan.run`: starts the producer ([`start_watching`](Self::start_watching))
-    /// and the consumer ([`process_event`](Self::process_event)), waits for an error, the end of
-    /// the etcd watch or cancellation, then reaps both and closes the result channel.
+    /// Mirrors `watchChan.run`: starts the producer
+    /// ([`start_watching`](Self::start_watching)) and the consumer
+    /// ([`process_event`](Self::process_event)), waits for an error, the end of
+    /// the etcd watch or cancellation, then reaps both and closes the result
+    /// channel.
     async fn run(self: Arc<Self>) {
         let (incoming_tx, incoming_rx) = mpsc::channel(INCOMING_BUF_SIZE);
         let (err_tx, mut err_rx) = mpsc::channel::<StorageError>(1);
-        let mut producer =
-            tokio::spawn(Arc::clone(&self).start_watching(incoming_tx, err_tx.clone()));
-        let consumer = tokio::spawn(Arc::clone(&self).process_event(incoming_rx, err_tx));
+        let mut producer = tokio::spawn(
+            Arc::clone(&self).start_watching(incoming_tx, err_tx.clone()),
+        );
+        let consumer =
+            tokio::spawn(Arc::clone(&self).process_event(incoming_rx, err_tx));
 
         let mut producer_done = false;
         tokio::select! {
@@ -215,15 +229,17 @@ impl WatchChan {
         if !producer_done {
             let _ = producer.await;
         }
-        // `self` (and with it `result_tx`) drops here: the consumer sees the end of the stream.
+        // `self` (and with it `result_tx`) drops here: the consumer sees the end of
+        // the stream.
     }
     // ANCHOR_END: run
 
     // ANCHOR: start_watching
-    /// Mirrors `watchChan.startWatching`: lists first when initial events are required
-    /// ([`sync`](Self::sync), which moves the start to the list's revision), then watches from
-    /// `initial_rev + 1` with `prev_kv`, `prefix` (for a list watch) and `progress_notify`,
-    /// parsing each etcd event onto the incoming channel. A required list at a version the store
+    /// Mirrors `watchChan.startWatching`: lists first when initial events are
+    /// required ([`sync`](Self::sync), which moves the start to the list's
+    /// revision), then watches from `initial_rev + 1` with `prev_kv`, `prefix`
+    /// (for a list watch) and `progress_notify`, parsing each etcd event onto
+    /// the incoming channel. A required list at a version the store
     /// has not reached is a `TooLargeResourceVersion` error instead.
     async fn start_watching(
         self: Arc<Self>,
@@ -279,7 +295,9 @@ impl WatchChan {
             let response = match response {
                 // The etcd side ended the watch (client closed): the watch is over.
                 None => return,
-                Some(Err(err)) => return self.send_error(&errors, interpret_watch_error(err)),
+                Some(Err(err)) => {
+                    return self.send_error(&errors, interpret_watch_error(err));
+                }
                 Some(Ok(response)) => response,
             };
             if response.compact_revision != 0 {
@@ -289,12 +307,16 @@ impl WatchChan {
                 return self.send_error(&errors, interpret_watch_error(err));
             }
             if response.canceled {
-                let reason = format!("etcd cancelled the watch: {}", response.cancel_reason);
+                let reason =
+                    format!("etcd cancelled the watch: {}", response.cancel_reason);
                 return self.send_error(&errors, StorageError::Internal(reason));
             }
             if response.is_progress_notify() {
-                self.send_event(&incoming, progress_notify_event(response.header_revision))
-                    .await;
+                self.send_event(
+                    &incoming,
+                    progress_notify_event(response.header_revision),
+                )
+                .await;
                 continue;
             }
             for event in &response.events {
@@ -302,7 +324,8 @@ impl WatchChan {
                     Ok(parsed) => self.send_event(&incoming, parsed).await,
                     Err(message) => {
                         tracing::error!(key = %self.key, %message, "watch chan error");
-                        return self.send_error(&errors, StorageError::Internal(message));
+                        return self
+                            .send_error(&errors, StorageError::Internal(message));
                     }
                 }
             }
@@ -310,9 +333,10 @@ impl WatchChan {
     }
     // ANCHOR_END: start_watching
 
-    /// The check upstream's `startWatching` makes before a required list at an explicit
-    /// version: the store's current revision (`GetCurrentResourceVersionFromStorage`) must have
-    /// reached it, else `NewTooLargeResourceVersionError` (504, `ResourceVersionTooLarge`,
+    /// The check upstream's `startWatching` makes before a required list at an
+    /// explicit version: the store's current revision
+    /// (`GetCurrentResourceVersionFromStorage`) must have reached it, else
+    /// `NewTooLargeResourceVersionError` (504, `ResourceVersionTooLarge`,
     /// Retry-After), and the client relists from `""`.
     async fn check_not_ahead(&self, initial_rev: i64) -> Result<(), StorageError> {
         let current = tokio::select! {
@@ -331,10 +355,14 @@ impl WatchChan {
     }
 
     // ANCHOR: sync
-    /// Mirrors `watchChan.sync`: reads the current state (in pages of [`SYNC_PAGE_SIZE`], all at
-    /// the revision of the first page) and queues every key as a create event. Returns that
-    /// revision, after which the watch starts.
-    async fn sync(&self, incoming: &mpsc::Sender<Event>) -> Result<i64, StorageError> {
+    /// Mirrors `watchChan.sync`: reads the current state (in pages of
+    /// [`SYNC_PAGE_SIZE`], all at the revision of the first page) and queues
+    /// every key as a create event. Returns that revision, after which the watch
+    /// starts.
+    async fn sync(
+        &self,
+        incoming: &mpsc::Sender<Event>,
+    ) -> Result<i64, StorageError> {
         let mut request = RangeRequest {
             key: self.key.clone().into(),
             prefix: self.recursive,
@@ -366,8 +394,8 @@ impl WatchChan {
     // ANCHOR_END: sync
 
     // ANCHOR: process_event
-    /// Mirrors `watchChan.processEvent`: decodes and filters each incoming event and passes the
-    /// result on, until cancelled.
+    /// Mirrors `watchChan.processEvent`: decodes and filters each incoming event and
+    /// passes the result on, until cancelled.
     async fn process_event(
         self: Arc<Self>,
         mut incoming: mpsc::Receiver<Event>,
@@ -402,11 +430,14 @@ impl WatchChan {
     // ANCHOR_END: process_event
 
     // ANCHOR: transform
-    /// Mirrors `watchChan.transform`: a progress notification becomes a bookmark; otherwise the
-    /// new and old objects are filtered by the predicate. New passes and old did not → Added;
-    /// both → Modified; only old → Deleted (the old object, at the delete's revision); neither
-    /// → nothing.
-    pub fn transform(&self, e: Event) -> Result<Option<WatchEvent<Object>>, StorageError> {
+    /// Mirrors `watchChan.transform`: a progress notification becomes a bookmark;
+    /// otherwise the new and old objects are filtered by the predicate. New
+    /// passes and old did not → Added; both → Modified; only old → Deleted (the
+    /// old object, at the delete's revision); neither → nothing.
+    pub fn transform(
+        &self,
+        e: Event,
+    ) -> Result<Option<WatchEvent<Object>>, StorageError> {
         // ANCHOR: ex5-transform
         if e.is_progress_notify {
             let rv = e.rev.to_string();
@@ -419,11 +450,15 @@ impl WatchChan {
         }
         let (current, old) = self.prepare_objs(&e)?;
         let result = match (current, old) {
-            (_, Some(old)) if e.is_deleted => self.filter(&old).then_some(WatchEvent::Deleted(old)),
+            (_, Some(old)) if e.is_deleted => {
+                self.filter(&old).then_some(WatchEvent::Deleted(old))
+            }
             (Some(current), _) if e.is_created => {
                 self.filter(&current).then_some(WatchEvent::Added(current))
             }
-            (Some(current), _) if self.accept_all() => Some(WatchEvent::Modified(current)),
+            (Some(current), _) if self.accept_all() => {
+                Some(WatchEvent::Modified(current))
+            }
             (Some(current), old) => {
                 let current_passes = self.filter(&current);
                 let old_passes = old.as_ref().is_some_and(|old| self.filter(old));
@@ -441,17 +476,19 @@ impl WatchChan {
     }
     // ANCHOR_END: transform
 
-    /// Mirrors `watchChan.prepareObjs`: decodes the new object (unless deleted) and the old one
-    /// (only when deleted or when the filter needs it), both at the event's revision.
+    /// Mirrors `watchChan.prepareObjs`: decodes the new object (unless deleted) and
+    /// the old one (only when deleted or when the filter needs it), both at the
+    /// event's revision.
     fn prepare_objs(&self, e: &Event) -> Result<DecodedObjects, StorageError> {
         let current = if e.is_deleted {
             None
         } else {
             Some(Arc::new(decode(&e.value, e.rev)?))
         };
-        // The old object carries the revision of the change: a Deleted event's object is the
-        // last state, stamped with the delete's revision.
-        let old = if !e.prev_value.is_empty() && (e.is_deleted || !self.accept_all()) {
+        // The old object carries the revision of the change: a Deleted event's
+        // object is the last state, stamped with the delete's revision.
+        let old = if !e.prev_value.is_empty() && (e.is_deleted || !self.accept_all())
+        {
             Some(Arc::new(decode(&e.prev_value, e.rev)?))
         } else {
             None
@@ -460,7 +497,8 @@ impl WatchChan {
     }
 
     fn filter(&self, obj: &Object) -> bool {
-        self.internal_pred.is_everything() || self.internal_pred.matches(&self.info, obj)
+        self.internal_pred.is_everything()
+            || self.internal_pred.matches(&self.info, obj)
     }
 
     fn accept_all(&self) -> bool {
@@ -488,20 +526,20 @@ impl WatchChan {
 type DecodedObjects = (Option<Arc<Object>>, Option<Arc<Object>>);
 
 // ANCHOR: interpret_watch_error
-/// Mirrors `interpretWatchError` + `transformErrorToEvent`: compaction is 410 Expired, anything
-/// else is an internal error.
+/// Mirrors `interpretWatchError` + `transformErrorToEvent`: compaction is 410
+/// Expired, anything else is an internal error.
 pub fn interpret_watch_error(err: KvError) -> StorageError {
     match err {
-        KvError::Compacted { .. } => {
-            StorageError::Expired("The resourceVersion for the provided watch is too old.".into())
-        }
+        KvError::Compacted { .. } => StorageError::Expired(
+            "The resourceVersion for the provided watch is too old.".into(),
+        ),
         other => StorageError::Internal(other.to_string()),
     }
 }
 // ANCHOR_END: interpret_watch_error
 
-/// The consumer's end: the result channel, and the guard that cancels the watchChan when the
-/// [`Watch`] drops it.
+/// The consumer's end: the result channel, and the guard that cancels the watchChan
+/// when the [`Watch`] drops it.
 struct ResultStream {
     rx: mpsc::Receiver<WatchItem<Object>>,
     _cancel_on_drop: DropGuard,
@@ -510,7 +548,10 @@ struct ResultStream {
 impl Stream for ResultStream {
     type Item = WatchItem<Object>;
 
-    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+    fn poll_next(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Self::Item>> {
         self.rx.poll_recv(cx)
     }
 }

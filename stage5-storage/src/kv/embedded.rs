@@ -1,30 +1,35 @@
 //! `EmbeddedKv`: an in-process MVCC store with etcd 3.4's observable semantics.
 //!
-//! Mirrors etcd's `mvcc` package (`kvstore.go`, `key_index.go`, `watchable_store.go`) and the
-//! parts of `etcdserver/api/v3rpc/watch.go` a client can see: a global revision that starts at 1
-//! (the first write gets revision 2), per-key history (`create_revision`, `mod_revision`,
-//! `version`), compaction, and watchers that replay history from a revision and then stream.
+//! Mirrors etcd's `mvcc` package (`kvstore.go`, `key_index.go`,
+//! `watchable_store.go`) and the parts of `etcdserver/api/v3rpc/watch.go` a client
+//! can see: a global revision that starts at 1 (the first write gets revision 2),
+//! per-key history (`create_revision`, `mod_revision`, `version`), compaction, and
+//! watchers that replay history from a revision and then stream.
 //!
 //! ## How watchers are fed
 //!
-//! etcd keeps each watcher in a *synced* group (fed directly by writes) or an *unsynced* group (a
-//! background loop catches it up from the backend); a watcher whose channel is full is moved to
-//! the unsynced group, so a writer never blocks and no event is lost. Here every watcher reads
-//! the one shared event history itself, at its own pace: a write appends one event and wakes the
-//! watchers whose key range it touches ([`Notify`], which keeps a permit, so no wake-up is lost).
-//! A slow watcher is simply behind in the history, exactly like etcd's unsynced watcher, and if
-//! compaction overtakes it, it is cancelled with `compact_revision`, like etcd. Values are
-//! [`Bytes`], so handing an event to a watcher clones reference counts, never the data.
+//! etcd keeps each watcher in a *synced* group (fed directly by writes) or an
+//! *unsynced* group (a background loop catches it up from the backend); a watcher
+//! whose channel is full is moved to the unsynced group, so a writer never blocks
+//! and no event is lost. Here every watcher reads the one shared event history
+//! itself, at its own pace: a write appends one event and wakes the watchers whose
+//! key range it touches ([`Notify`], which keeps a permit, so no wake-up is lost). A
+//! slow watcher is simply behind in the history, exactly like etcd's unsynced
+//! watcher, and if compaction overtakes it, it is cancelled with `compact_revision`,
+//! like etcd. Values are [`Bytes`], so handing an event to a watcher clones
+//! reference counts, never the data.
 //!
 //! ## Memory usage
 //!
-//! Like etcd, the store keeps every version until [`Kv::compact`]; the apiserver compacts every
-//! five minutes. Compaction drops old versions and the event history before the compacted revision.
+//! Like etcd, the store keeps every version until [`Kv::compact`]; the apiserver
+//! compacts every five minutes. Compaction drops old versions and the event history
+//! before the compacted revision.
 //!
 //! ## Locking
 //!
-//! Two locks, never held together: the MVCC state ([`RwLock`]) and the watcher registry
-//! ([`Mutex`]). A write takes the state lock, releases it, then wakes watchers through the registry.
+//! Two locks, never held together: the MVCC state ([`RwLock`]) and the watcher
+//! registry ([`Mutex`]). A write takes the state lock, releases it, then wakes
+//! watchers through the registry.
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::ops::Bound;
@@ -46,18 +51,21 @@ const DEFAULT_PROGRESS_NOTIFY_INTERVAL: Duration = Duration::from_secs(10 * 60);
 /// etcd's `watchBatchMaxRevs`: at most this many events in one response.
 const DEFAULT_MAX_EVENTS_PER_RESPONSE: usize = 1000;
 
-/// How many history revisions a watcher scans under one read lock before letting writers in.
+/// How many history revisions a watcher scans under one read lock before letting
+/// writers in.
 const SCAN_BUDGET: usize = 16 * 1024;
 
-/// Options of an [`EmbeddedKv`]; mirrors the etcd server flags that change what a client sees.
+/// Options of an [`EmbeddedKv`]; mirrors the etcd server flags that change what a
+/// client sees.
 #[derive(Clone, Debug)]
 pub struct EmbeddedKvOptions {
-    /// etcd's `--experimental-watch-progress-notify-interval`: how often a watcher that asked for
-    /// `progress_notify`, received no event in the last interval and is up to date gets a progress
-    /// notification. Default: 10 minutes, like etcd.
+    /// etcd's `--experimental-watch-progress-notify-interval`: how often a watcher
+    /// that asked for `progress_notify`, received no event in the last interval
+    /// and is up to date gets a progress notification. Default: 10 minutes,
+    /// like etcd.
     pub progress_notify_interval: Duration,
-    /// etcd's `watchBatchMaxRevs`: at most this many events in one watch response (at least 1).
-    /// Default: 1000.
+    /// etcd's `watchBatchMaxRevs`: at most this many events in one watch response
+    /// (at least 1). Default: 1000.
     pub max_events_per_response: usize,
 }
 
@@ -88,32 +96,36 @@ impl EmbeddedKvOptions {
 }
 
 // ANCHOR: mvcc_state
-/// Every version of one key, oldest first: etcd's `keyIndex` (its generations flattened; a
-/// tombstone ends a generation).
+/// Every version of one key, oldest first: etcd's `keyIndex` (its generations
+/// flattened; a tombstone ends a generation).
 #[derive(Debug, Default)]
 struct KeyHistory {
     versions: Vec<Version>,
 }
 
-/// One version of a key: its state after the write at `mod_revision`; `None` is a tombstone.
+/// One version of a key: its state after the write at `mod_revision`; `None` is a
+/// tombstone.
 #[derive(Debug)]
 struct Version {
     mod_revision: i64,
     kv: Option<KeyValue>,
 }
 
-/// The MVCC state: etcd's `store` (`currentRev`, `compactMainRev`, the key index and the backend).
+/// The MVCC state: etcd's `store` (`currentRev`, `compactMainRev`, the key index and
+/// the backend).
 #[derive(Debug)]
 struct MvccState {
     /// The newest revision; 1 in a fresh store, like etcd.
     current_revision: i64,
-    /// Reads and watches before this revision fail (etcd's `compactMainRev`); 0 before compaction.
+    /// Reads and watches before this revision fail (etcd's `compactMainRev`); 0
+    /// before compaction.
     compacted_revision: i64,
     /// Key → its versions, in key order (etcd's B-tree `treeIndex`).
     keys: BTreeMap<Bytes, KeyHistory>,
-    /// One event per revision, oldest first: revision `history_start()` is `history[0]`, and the
-    /// last is `current_revision`. `prev_kv` is always filled when there was a previous state;
-    /// watchers that did not ask for it get it stripped.
+    /// One event per revision, oldest first: revision `history_start()` is
+    /// `history[0]`, and the last is `current_revision`. `prev_kv` is always
+    /// filled when there was a previous state; watchers that did not ask for it
+    /// get it stripped.
     history: VecDeque<KvEvent>,
 }
 // ANCHOR_END: mvcc_state
@@ -135,9 +147,10 @@ impl KeyHistory {
             .and_then(|v| v.kv.as_ref())
     }
 
-    /// Mirrors etcd's `keyIndex.compact`: forgets every version older than `at`, except the
-    /// newest version at or before `at` (reads at `at` still need it), and drops that one too when
-    /// it is a tombstone. Returns whether the key has no versions left (the index forgets it).
+    /// Mirrors etcd's `keyIndex.compact`: forgets every version older than `at`,
+    /// except the newest version at or before `at` (reads at `at` still need
+    /// it), and drops that one too when it is a tombstone. Returns whether the
+    /// key has no versions left (the index forgets it).
     fn compact(&mut self, at: i64) -> bool {
         // ANCHOR: ex5-compact-key-history
         let after = self.versions.partition_point(|v| v.mod_revision <= at);
@@ -172,8 +185,8 @@ impl MvccState {
         self.history.get(index)
     }
 
-    /// etcd's `rangeKeys` revision checks: 0 (or less) is the newest; newer than the store is
-    /// `FutureRevision`; older than the compaction is `Compacted`.
+    /// etcd's `rangeKeys` revision checks: 0 (or less) is the newest; newer than the
+    /// store is `FutureRevision`; older than the compaction is `Compacted`.
     fn read_revision(&self, requested: i64) -> Result<i64, KvError> {
         if requested > self.current_revision {
             return Err(KvError::FutureRevision {
@@ -224,14 +237,18 @@ impl MvccState {
                     }
                 }
             }
-        } else if let Some(kv) = self.keys.get(&request.key).and_then(|h| h.at(revision)) {
+        } else if let Some(kv) =
+            self.keys.get(&request.key).and_then(|h| h.at(revision))
+        {
             consider(kv);
         }
-        response.more = !request.count_only && limit > 0 && response.count > limit as i64;
+        response.more =
+            !request.count_only && limit > 0 && response.count > limit as i64;
         Ok(response)
     }
 
-    /// The key's `mod_revision`, 0 when it does not exist (what etcd compares for a missing key).
+    /// The key's `mod_revision`, 0 when it does not exist (what etcd compares for a
+    /// missing key).
     fn mod_revision_of(&self, key: &[u8]) -> i64 {
         self.keys
             .get(key)
@@ -264,8 +281,8 @@ impl MvccState {
         (revision, prev)
     }
 
-    /// Mirrors etcd's `storeTxnWrite.delete`: a tombstone at a new revision, or nothing (and no
-    /// new revision) when the key does not exist.
+    /// Mirrors etcd's `storeTxnWrite.delete`: a tombstone at a new revision, or
+    /// nothing (and no new revision) when the key does not exist.
     fn delete(&mut self, key: &Bytes) -> (i64, Option<KeyValue>) {
         let Some(history) = self.keys.get_mut(key) else {
             return (self.current_revision, None);
@@ -294,9 +311,10 @@ impl MvccState {
     }
 
     // ANCHOR: compaction
-    /// Mirrors etcd's `store.Compact`: reads and watches before `revision` fail from now on;
-    /// each key keeps its newest version at or before `revision` (unless it is a tombstone) and
-    /// everything after; the event history before `revision` is dropped.
+    /// Mirrors etcd's `store.Compact`: reads and watches before `revision` fail from
+    /// now on; each key keeps its newest version at or before `revision` (unless
+    /// it is a tombstone) and everything after; the event history before
+    /// `revision` is dropped.
     fn compact(&mut self, revision: i64) -> Result<(), KvError> {
         if revision <= self.compacted_revision {
             return Err(KvError::Compacted {
@@ -310,13 +328,15 @@ impl MvccState {
         }
         self.compacted_revision = revision;
         self.keys.retain(|_, history| !history.compact(revision));
-        while self.history_start() < revision && self.history.pop_front().is_some() {}
+        while self.history_start() < revision && self.history.pop_front().is_some() {
+        }
         Ok(())
     }
     // ANCHOR_END: compaction
 }
 
-/// Whether a range's end bound lies after its start (an empty or inverted range reads nothing).
+/// Whether a range's end bound lies after its start (an empty or inverted range
+/// reads nothing).
 fn end_is_after(end: &Bound<Bytes>, start: &Bytes) -> bool {
     match end {
         Bound::Excluded(end) => end > start,
@@ -353,7 +373,8 @@ struct Inner {
     watchers: Mutex<HashMap<u64, Arc<WatcherShared>>>,
     next_watcher_id: AtomicU64,
     options: EmbeddedKvOptions,
-    /// Cancelled when the [`EmbeddedKv`] is dropped: open watches end with an error.
+    /// Cancelled when the [`EmbeddedKv`] is dropped: open watches end with an
+    /// error.
     closed: CancellationToken,
 }
 
@@ -368,15 +389,16 @@ impl Inner {
     }
 }
 
-/// Mirrors etcd's MVCC store (`mvcc.watchableStore`) behind the v3 API, in process: the default
-/// [`Kv`] backend.
+/// Mirrors etcd's MVCC store (`mvcc.watchableStore`) behind the v3 API, in process:
+/// the default [`Kv`] backend.
 ///
-/// Every watcher reads the one shared event history at its own pace, as etcd's *unsynced*
-/// watchers catch up from the backend: a slow watcher never blocks a writer and loses no event,
-/// and a compaction that overtakes it cancels it with `compact_revision`.
+/// Every watcher reads the one shared event history at its own pace, as etcd's
+/// *unsynced* watchers catch up from the backend: a slow watcher never blocks a
+/// writer and loses no event, and a compaction that overtakes it cancels it with
+/// `compact_revision`.
 ///
-/// Dropping it ends every open watch with an [`KvError::Unavailable`] item, like a lost etcd
-/// connection.
+/// Dropping it ends every open watch with an [`KvError::Unavailable`] item, like a
+/// lost etcd connection.
 #[derive(Debug)]
 pub struct EmbeddedKv {
     inner: Arc<Inner>,
@@ -395,7 +417,8 @@ impl Drop for EmbeddedKv {
 }
 
 impl EmbeddedKv {
-    /// A fresh store at revision 1 with etcd's default options, like a new etcd cluster.
+    /// A fresh store at revision 1 with etcd's default options, like a new etcd
+    /// cluster.
     pub fn new() -> Self {
         EmbeddedKv::with_options(EmbeddedKvOptions::default())
     }
@@ -423,7 +446,8 @@ impl EmbeddedKv {
         self.inner.state.read().compacted_revision
     }
 
-    /// How many watches are open (for leak tests: dropping a [`KvWatch`] removes its watcher).
+    /// How many watches are open (for leak tests: dropping a [`KvWatch`] removes its
+    /// watcher).
     pub fn watcher_count(&self) -> usize {
         self.inner.watchers.lock().len()
     }
@@ -494,7 +518,8 @@ impl EmbeddedKv {
                 .options
                 .progress_notify_interval
                 .max(Duration::from_millis(1));
-            let mut ticker = tokio::time::interval_at(Instant::now() + period, period);
+            let mut ticker =
+                tokio::time::interval_at(Instant::now() + period, period);
             ticker.set_missed_tick_behavior(MissedTickBehavior::Delay);
             ticker
         });
@@ -534,8 +559,8 @@ enum Step {
     Wait,
 }
 
-/// One open watch reading the shared history: etcd's `watcher` plus the `serverWatchStream`
-/// state for it (its progress flag).
+/// One open watch reading the shared history: etcd's `watcher` plus the
+/// `serverWatchStream` state for it (its progress flag).
 #[derive(Debug)]
 struct WatchCursor {
     inner: Arc<Inner>,
@@ -545,7 +570,8 @@ struct WatchCursor {
     next_revision: i64,
     prev_kv: bool,
     progress_ticker: Option<Interval>,
-    /// etcd's `serverWatchStream.progress[id] == false`: events went out since the last tick.
+    /// etcd's `serverWatchStream.progress[id] == false`: events went out since the
+    /// last tick.
     sent_events_since_tick: bool,
     /// A tick found the watcher idle: send a progress notification once up to date.
     progress_due: bool,
@@ -597,10 +623,11 @@ impl WatchCursor {
     }
 
     // ANCHOR: watcher_step
-    /// Mirrors etcd's `watchableStore.syncWatchers` for one watcher, plus the progress rules of
-    /// `serverWatchStream`: cancel with `compact_revision` if compaction overtook the watcher;
-    /// else send the next batch of events in its range; else, once up to date, answer a progress
-    /// request or a due tick with the current revision.
+    /// Mirrors etcd's `watchableStore.syncWatchers` for one watcher, plus the
+    /// progress rules of `serverWatchStream`: cancel with `compact_revision` if
+    /// compaction overtook the watcher; else send the next batch of events in
+    /// its range; else, once up to date, answer a progress request or a due tick
+    /// with the current revision.
     fn step(&mut self, state: &MvccState) -> Step {
         if self.next_revision < state.compacted_revision {
             return Step::Respond(WatchResponse {
@@ -643,11 +670,12 @@ impl WatchCursor {
     // ANCHOR_END: watcher_step
 }
 
-/// The events in `watcher`'s range from revision `from` on, oldest first, at most `max_events`,
-/// scanning at most [`SCAN_BUDGET`] revisions; and the last revision scanned (`from - 1` when
-/// nothing was). `prev_kv` is filled as etcd's watch server fills it: for every event that is not
-/// a create, the key's state at `mod_revision - 1`, when that revision is not compacted. A delete
-/// at exactly the compacted revision is skipped, as etcd's compaction loses it.
+/// The events in `watcher`'s range from revision `from` on, oldest first, at most
+/// `max_events`, scanning at most [`SCAN_BUDGET`] revisions; and the last revision
+/// scanned (`from - 1` when nothing was). `prev_kv` is filled as etcd's watch server
+/// fills it: for every event that is not a create, the key's state at `mod_revision
+/// - 1`, when that revision is not compacted. A delete at exactly the compacted
+/// revision is skipped, as etcd's compaction loses it.
 fn select_events(
     state: &MvccState,
     watcher: &WatcherShared,
@@ -666,7 +694,8 @@ fn select_events(
             && watcher.matches(&event.kv.key)
             && !compacted_away(state, event)
         {
-            let keep_prev = prev_kv && !event.is_create() && revision > state.compacted_revision;
+            let keep_prev =
+                prev_kv && !event.is_create() && revision > state.compacted_revision;
             events.push(KvEvent {
                 kind: event.kind,
                 kv: event.kv.clone(),
@@ -683,14 +712,17 @@ fn select_events(
     (events, scanned_to)
 }
 
-/// Whether etcd's compaction removed this event from its backend although the revision is still
-/// readable: `keyIndex.compact` keeps the newest revision at or before the compaction point unless
-/// it is a tombstone, so a delete at exactly the compacted revision is never replayed.
+/// Whether etcd's compaction removed this event from its backend although the
+/// revision is still readable: `keyIndex.compact` keeps the newest revision at or
+/// before the compaction point unless it is a tombstone, so a delete at exactly the
+/// compacted revision is never replayed.
 fn compacted_away(state: &MvccState, event: &KvEvent) -> bool {
-    event.kind == KvEventType::Delete && event.kv.mod_revision == state.compacted_revision
+    event.kind == KvEventType::Delete
+        && event.kv.mod_revision == state.compacted_revision
 }
 
-/// Waits for the next tick, or forever when the watch asked for no progress notifications.
+/// Waits for the next tick, or forever when the watch asked for no progress
+/// notifications.
 async fn tick(ticker: Option<&mut Interval>) {
     match ticker {
         Some(ticker) => {
@@ -721,7 +753,10 @@ impl ProgressRequester for EmbeddedProgress {
 }
 
 impl Kv for EmbeddedKv {
-    fn range(&self, request: RangeRequest) -> BoxFuture<'_, Result<RangeResponse, KvError>> {
+    fn range(
+        &self,
+        request: RangeRequest,
+    ) -> BoxFuture<'_, Result<RangeResponse, KvError>> {
         let result = self.inner.state.read().range(&request);
         Box::pin(std::future::ready(result))
     }
@@ -734,7 +769,10 @@ impl Kv for EmbeddedKv {
         Box::pin(std::future::ready(Ok(self.put_now(key, value))))
     }
 
-    fn delete(&self, key: Bytes) -> BoxFuture<'_, Result<(i64, Option<KeyValue>), KvError>> {
+    fn delete(
+        &self,
+        key: Bytes,
+    ) -> BoxFuture<'_, Result<(i64, Option<KeyValue>), KvError>> {
         Box::pin(std::future::ready(Ok(self.delete_now(&key))))
     }
 
@@ -750,7 +788,8 @@ impl Kv for EmbeddedKv {
     fn compact(&self, revision: i64) -> BoxFuture<'_, Result<(), KvError>> {
         let result = self.inner.state.write().compact(revision);
         if result.is_ok() {
-            // Wake every watcher: one that fell behind the compaction must be cancelled now.
+            // Wake every watcher: one that fell behind the compaction must be
+            // cancelled now.
             for watcher in self.inner.watchers.lock().values() {
                 watcher.notify.notify_one();
             }
@@ -758,7 +797,10 @@ impl Kv for EmbeddedKv {
         Box::pin(std::future::ready(result))
     }
 
-    fn watch(&self, request: WatchRequest) -> BoxFuture<'_, Result<KvWatch, KvError>> {
+    fn watch(
+        &self,
+        request: WatchRequest,
+    ) -> BoxFuture<'_, Result<KvWatch, KvError>> {
         Box::pin(async move { Ok(self.open_watch(request)) })
     }
 }
@@ -835,7 +877,8 @@ mod tests {
         }
 
         #[test]
-        fn ex5_compact_key_history_keeps_the_newest_version_at_or_before_the_revision() {
+        fn ex5_compact_key_history_keeps_the_newest_version_at_or_before_the_revision()
+         {
             let mut state = MvccState::new();
             state.put(b("/k"), b("v1")); // 2
             state.put(b("/k"), b("v2")); // 3
@@ -949,8 +992,9 @@ mod tests {
 
     #[tokio::test]
     async fn compaction_cancels_a_watcher_it_overtakes() {
-        let kv =
-            EmbeddedKv::with_options(EmbeddedKvOptions::default().with_max_events_per_response(1));
+        let kv = EmbeddedKv::with_options(
+            EmbeddedKvOptions::default().with_max_events_per_response(1),
+        );
         let mut watch = kv.watch(watch_all(0)).await.expect("watch");
         for value in ["1", "2", "3", "4"] {
             kv.put(b("/k"), b(value)).await.expect("put"); // 2..=5
@@ -965,8 +1009,9 @@ mod tests {
 
     #[tokio::test]
     async fn requested_progress_waits_until_the_watcher_is_up_to_date() {
-        let kv =
-            EmbeddedKv::with_options(EmbeddedKvOptions::default().with_max_events_per_response(1));
+        let kv = EmbeddedKv::with_options(
+            EmbeddedKvOptions::default().with_max_events_per_response(1),
+        );
         for value in ["1", "2", "3"] {
             kv.put(b("/k"), b(value)).await.expect("put"); // 2..=4
         }
@@ -1006,7 +1051,9 @@ mod tests {
         kv.put(b("/w/1"), b("a")).await.expect("put"); // 3
         let event = next(&mut watch).await.expect("open").expect("ok");
         assert_eq!(event.events.len(), 1);
-        let quiet = tokio::time::timeout(interval + interval / 2, watch.responses.next()).await;
+        let quiet =
+            tokio::time::timeout(interval + interval / 2, watch.responses.next())
+                .await;
         assert!(quiet.is_err(), "no progress right after events: {quiet:?}");
         let progress = next(&mut watch).await.expect("open").expect("ok");
         assert_eq!(progress.header_revision, 3);
@@ -1016,10 +1063,13 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn no_progress_notifications_unless_asked() {
         let kv = EmbeddedKv::with_options(
-            EmbeddedKvOptions::default().with_progress_notify_interval(Duration::from_secs(1)),
+            EmbeddedKvOptions::default()
+                .with_progress_notify_interval(Duration::from_secs(1)),
         );
         let mut watch = kv.watch(watch_all(0)).await.expect("watch");
-        let quiet = tokio::time::timeout(Duration::from_secs(5), watch.responses.next()).await;
+        let quiet =
+            tokio::time::timeout(Duration::from_secs(5), watch.responses.next())
+                .await;
         assert!(quiet.is_err());
     }
 }

@@ -1,21 +1,23 @@
-//! `EtcdKv`: the [`Kv`] over real etcd, through the `etcd-client` crate (cargo feature `etcd`).
+//! `EtcdKv`: the [`Kv`] over real etcd, through the `etcd-client` crate (cargo
+//! feature `etcd`).
 //!
-//! Mirrors what the apiserver gets from `clientv3`: each call is one etcd RPC (a `Txn` for
-//! [`Kv::txn`]), and each watch opens its own gRPC watch stream, so dropping a [`KvWatch`] closes
-//! that stream and etcd cancels the watcher.
+//! Mirrors what the apiserver gets from `clientv3`: each call is one etcd RPC (a
+//! `Txn` for [`Kv::txn`]), and each watch opens its own gRPC watch stream, so
+//! dropping a [`KvWatch`] closes that stream and etcd cancels the watcher.
 //!
 //! ## Recovery
 //!
-//! Nothing is retried here; the storage layer above decides. Connection failures become
-//! [`KvError::Unavailable`]. When the connection dies under an open watch, the watch stream ends
-//! with one `Unavailable` item (it never hangs: HTTP/2 keep-alive detects a silent peer).
+//! Nothing is retried here; the storage layer above decides. Connection failures
+//! become [`KvError::Unavailable`]. When the connection dies under an open watch,
+//! the watch stream ends with one `Unavailable` item (it never hangs: HTTP/2
+//! keep-alive detects a silent peer).
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use etcd_client::{
-    Client, CompactionOptions, CompareOp, ConnectOptions, DeleteOptions, GetOptions, PutOptions,
-    Txn, TxnOpResponse, WatchOptions, Watcher,
+    Client, CompactionOptions, CompareOp, ConnectOptions, DeleteOptions, GetOptions,
+    PutOptions, Txn, TxnOpResponse, WatchOptions, Watcher,
 };
 use futures::StreamExt;
 
@@ -24,11 +26,13 @@ use super::*;
 /// How long connecting to an endpoint may take.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// HTTP/2 keep-alive: how often to ping, and how long a ping may go unanswered.
-const KEEP_ALIVE: (Duration, Duration) = (Duration::from_secs(2), Duration::from_secs(3));
+const KEEP_ALIVE: (Duration, Duration) =
+    (Duration::from_secs(2), Duration::from_secs(3));
 /// How long the probe that finds the compacted revision may take.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(2);
 
-/// Mirrors the apiserver's `clientv3.Client` (KV and Watcher) as a [`Kv`] over real etcd.
+/// Mirrors the apiserver's `clientv3.Client` (KV and Watcher) as a [`Kv`] over real
+/// etcd.
 #[derive(Clone)]
 pub struct EtcdKv {
     client: Client,
@@ -42,9 +46,11 @@ impl fmt::Debug for EtcdKv {
 
 impl EtcdKv {
     /// Mirrors `clientv3.New`: a client for these endpoints (`http://127.0.0.1:2379`). The
-    /// connection is made lazily; an unreachable etcd shows up as [`KvError::Unavailable`] on the
-    /// first request.
-    pub async fn connect<E: AsRef<str>, S: AsRef<[E]>>(endpoints: S) -> Result<EtcdKv, KvError> {
+    /// connection is made lazily; an unreachable etcd shows up as
+    /// [`KvError::Unavailable`] on the first request.
+    pub async fn connect<E: AsRef<str>, S: AsRef<[E]>>(
+        endpoints: S,
+    ) -> Result<EtcdKv, KvError> {
         let options = ConnectOptions::new()
             .with_connect_timeout(CONNECT_TIMEOUT)
             .with_keep_alive(KEEP_ALIVE.0, KEEP_ALIVE.1)
@@ -55,8 +61,8 @@ impl EtcdKv {
         Ok(EtcdKv { client })
     }
 
-    /// Turns an etcd-client error into a [`KvError`], asking etcd for the revisions the error
-    /// implies (etcd's gRPC messages do not carry them).
+    /// Turns an etcd-client error into a [`KvError`], asking etcd for the revisions
+    /// the error implies (etcd's gRPC messages do not carry them).
     async fn error(&self, error: etcd_client::Error) -> KvError {
         match map_error(error) {
             KvError::Compacted { .. } => KvError::Compacted {
@@ -82,8 +88,9 @@ impl EtcdKv {
         }
     }
 
-    /// The compacted revision, read the only way etcd tells it: a watch from revision 1 is
-    /// cancelled with `compact_revision` (0 if that does not happen in time).
+    /// The compacted revision, read the only way etcd tells it: a watch from
+    /// revision 1 is cancelled with `compact_revision` (0 if that does not
+    /// happen in time).
     async fn probe_compacted_revision(&self) -> i64 {
         let mut watch_client = self.client.watch_client();
         let probe = async move {
@@ -102,7 +109,10 @@ impl EtcdKv {
             .unwrap_or(0)
     }
 
-    async fn range_inner(&self, request: RangeRequest) -> Result<RangeResponse, KvError> {
+    async fn range_inner(
+        &self,
+        request: RangeRequest,
+    ) -> Result<RangeResponse, KvError> {
         let mut options = GetOptions::new();
         let key: Vec<u8> = if request.prefix {
             options = match prefix_range_end(&request.key) {
@@ -156,9 +166,13 @@ impl EtcdKv {
         ))
     }
 
-    async fn delete_inner(&self, key: Bytes) -> Result<(i64, Option<KeyValue>), KvError> {
+    async fn delete_inner(
+        &self,
+        key: Bytes,
+    ) -> Result<(i64, Option<KeyValue>), KvError> {
         let mut kv = self.client.kv_client();
-        let request = kv.delete(key.to_vec(), Some(DeleteOptions::new().with_prev_key()));
+        let request =
+            kv.delete(key.to_vec(), Some(DeleteOptions::new().with_prev_key()));
         let mut response = match request.await {
             Ok(response) => response,
             Err(error) => return Err(self.error(error).await),
@@ -178,10 +192,13 @@ impl EtcdKv {
         let Compare::ModRevision(expected) = compare;
         let key = key.to_vec();
         let then = match op {
-            TxnOp::Put(value) => etcd_client::TxnOp::put(key.clone(), value.to_vec(), None),
-            TxnOp::Delete => {
-                etcd_client::TxnOp::delete(key.clone(), Some(DeleteOptions::new().with_prev_key()))
+            TxnOp::Put(value) => {
+                etcd_client::TxnOp::put(key.clone(), value.to_vec(), None)
             }
+            TxnOp::Delete => etcd_client::TxnOp::delete(
+                key.clone(),
+                Some(DeleteOptions::new().with_prev_key()),
+            ),
         };
         let txn = Txn::new()
             .when([etcd_client::Compare::mod_revision(
@@ -201,7 +218,9 @@ impl EtcdKv {
             .into_iter()
             .find_map(|op| match op {
                 TxnOpResponse::Get(mut get) => get.take_kvs().into_iter().next(),
-                TxnOpResponse::Delete(mut delete) => delete.take_prev_kvs().into_iter().next(),
+                TxnOpResponse::Delete(mut delete) => {
+                    delete.take_prev_kvs().into_iter().next()
+                }
                 TxnOpResponse::Put(_) | TxnOpResponse::Txn(_) => None,
             })
             .map(convert_kv);
@@ -214,7 +233,8 @@ impl EtcdKv {
 
     async fn compact_inner(&self, revision: i64) -> Result<(), KvError> {
         let mut kv = self.client.kv_client();
-        let request = kv.compact(revision, Some(CompactionOptions::new().with_physical()));
+        let request =
+            kv.compact(revision, Some(CompactionOptions::new().with_physical()));
         match request.await {
             Ok(_) => Ok(()),
             Err(error) => Err(self.error(error).await),
@@ -243,8 +263,9 @@ impl EtcdKv {
             .watch(request.key.to_vec(), Some(options))
             .await
             .map_err(map_error)?;
-        // The stream keeps the watcher (the request half of the gRPC stream) alive: the watch
-        // lasts until both the responses and the progress handle are dropped.
+        // The stream keeps the watcher (the request half of the gRPC stream) alive:
+        // the watch lasts until both the responses and the progress handle
+        // are dropped.
         let watcher = Arc::new(tokio::sync::Mutex::new(watcher));
         let state = WatchState {
             stream,
@@ -271,8 +292,8 @@ struct WatchState {
 }
 
 impl WatchState {
-    /// The next message: skips the `created` acknowledgement, ends after a cancel, and turns a
-    /// broken or closed stream into one `Unavailable` item.
+    /// The next message: skips the `created` acknowledgement, ends after a cancel,
+    /// and turns a broken or closed stream into one `Unavailable` item.
     async fn next(&mut self) -> Option<Result<WatchResponse, KvError>> {
         loop {
             if self.finished {
@@ -290,7 +311,10 @@ impl WatchState {
                     return Some(Err(map_error(error)));
                 }
                 Some(Ok(response)) => {
-                    if response.created() && response.events().is_empty() && !response.canceled() {
+                    if response.created()
+                        && response.events().is_empty()
+                        && !response.canceled()
+                    {
                         continue;
                     }
                     let response = convert_watch_response(&response);
@@ -358,8 +382,9 @@ fn convert_watch_response(response: &etcd_client::WatchResponse) -> WatchRespons
     }
 }
 
-/// Maps an etcd-client error by etcd's messages (`rpctypes.ErrCompacted`, `ErrFutureRev`) and
-/// gRPC codes. The revisions are filled in by [`EtcdKv::error`] where it can ask etcd.
+/// Maps an etcd-client error by etcd's messages (`rpctypes.ErrCompacted`,
+/// `ErrFutureRev`) and gRPC codes. The revisions are filled in by [`EtcdKv::error`]
+/// where it can ask etcd.
 fn map_error(error: etcd_client::Error) -> KvError {
     match error {
         etcd_client::Error::GRpcStatus(status) => {
@@ -369,8 +394,9 @@ fn map_error(error: etcd_client::Error) -> KvError {
             } else if message.contains("required revision is a future revision") {
                 KvError::FutureRevision { current: 0 }
             } else {
-                // tonic's codes: 1 Cancelled, 4 DeadlineExceeded, 14 Unavailable; transport
-                // failures inside a call surface as 2 Unknown with an h2/io error message.
+                // tonic's codes: 1 Cancelled, 4 DeadlineExceeded, 14 Unavailable;
+                // transport failures inside a call surface as 2
+                // Unknown with an h2/io error message.
                 let code = i32::from(status.code());
                 if matches!(code, 1 | 2 | 4 | 14) {
                     KvError::Unavailable(message.to_string())
@@ -379,15 +405,22 @@ fn map_error(error: etcd_client::Error) -> KvError {
                 }
             }
         }
-        etcd_client::Error::TransportError(error) => KvError::Unavailable(error.to_string()),
-        etcd_client::Error::IoError(error) => KvError::Unavailable(error.to_string()),
+        etcd_client::Error::TransportError(error) => {
+            KvError::Unavailable(error.to_string())
+        }
+        etcd_client::Error::IoError(error) => {
+            KvError::Unavailable(error.to_string())
+        }
         etcd_client::Error::WatchError(message) => KvError::Unavailable(message),
         other => KvError::Request(other.to_string()),
     }
 }
 
 impl Kv for EtcdKv {
-    fn range(&self, request: RangeRequest) -> BoxFuture<'_, Result<RangeResponse, KvError>> {
+    fn range(
+        &self,
+        request: RangeRequest,
+    ) -> BoxFuture<'_, Result<RangeResponse, KvError>> {
         Box::pin(self.range_inner(request))
     }
 
@@ -399,7 +432,10 @@ impl Kv for EtcdKv {
         Box::pin(self.put_inner(key, value))
     }
 
-    fn delete(&self, key: Bytes) -> BoxFuture<'_, Result<(i64, Option<KeyValue>), KvError>> {
+    fn delete(
+        &self,
+        key: Bytes,
+    ) -> BoxFuture<'_, Result<(i64, Option<KeyValue>), KvError>> {
         Box::pin(self.delete_inner(key))
     }
 
@@ -416,7 +452,10 @@ impl Kv for EtcdKv {
         Box::pin(self.compact_inner(revision))
     }
 
-    fn watch(&self, request: WatchRequest) -> BoxFuture<'_, Result<KvWatch, KvError>> {
+    fn watch(
+        &self,
+        request: WatchRequest,
+    ) -> BoxFuture<'_, Result<KvWatch, KvError>> {
         Box::pin(self.watch_inner(request))
     }
 }

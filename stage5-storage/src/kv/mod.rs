@@ -1,15 +1,18 @@
 //! The key-value backend: what the storage layer needs from etcd v3.
 //!
-//! Mirrors the slice of etcd's `clientv3.KV` and `clientv3.Watcher` interfaces that the apiserver's
-//! `pkg/storage/etcd3` uses: ranges at a revision with a limit, puts and deletes that report the
-//! revision they created, a transaction that compares `mod_revision` (optimistic concurrency),
-//! compaction, and watches from a revision with `prefix`, `prev_kv` and `progress_notify`.
+//! Mirrors the slice of etcd's `clientv3.KV` and `clientv3.Watcher` interfaces that
+//! the apiserver's `pkg/storage/etcd3` uses: ranges at a revision with a limit, puts
+//! and deletes that report the revision they created, a transaction that compares
+//! `mod_revision` (optimistic concurrency), compaction, and watches from a revision
+//! with `prefix`, `prev_kv` and `progress_notify`.
 //!
 //! Two implementations pass one contract suite (`tests/kv_contract.rs`):
-//! - [`EmbeddedKv`]: an in-process MVCC store, the default, so nothing needs installing;
+//! - [`EmbeddedKv`]: an in-process MVCC store, the default, so nothing needs
+//!   installing;
 //! - `EtcdKv` (cargo feature `etcd`): real etcd through the `etcd-client` crate.
 //!
-//! The trait is object-safe (`Arc<dyn Kv>`) so a server can pick its backend at run time.
+//! The trait is object-safe (`Arc<dyn Kv>`) so a server can pick its backend at run
+//! time.
 
 mod embedded;
 #[cfg(feature = "etcd")]
@@ -36,9 +39,11 @@ pub struct KeyValue {
     pub value: Bytes,
     /// The revision that created the key (0 in the `kv` of a delete event).
     pub create_revision: i64,
-    /// The revision of the last change to the key; for a delete event, the delete's revision.
+    /// The revision of the last change to the key; for a delete event, the delete's
+    /// revision.
     pub mod_revision: i64,
-    /// How many times the key changed since it was created (0 in the `kv` of a delete event).
+    /// How many times the key changed since it was created (0 in the `kv` of a
+    /// delete event).
     pub version: i64,
 }
 
@@ -56,16 +61,19 @@ pub enum KvEventType {
 pub struct KvEvent {
     /// Put or delete.
     pub kind: KvEventType,
-    /// The new state. For a delete only `key` and `mod_revision` (the delete's revision) are set.
+    /// The new state. For a delete only `key` and `mod_revision` (the delete's
+    /// revision) are set.
     pub kv: KeyValue,
-    /// The state before the change, when the watch asked for `prev_kv` and there was one.
+    /// The state before the change, when the watch asked for `prev_kv` and there
+    /// was one.
     pub prev_kv: Option<KeyValue>,
 }
 
 impl KvEvent {
     /// Whether this put created the key (etcd's `Event.IsCreate`).
     pub fn is_create(&self) -> bool {
-        self.kind == KvEventType::Put && self.kv.create_revision == self.kv.mod_revision
+        self.kind == KvEventType::Put
+            && self.kv.create_revision == self.kv.mod_revision
     }
 }
 // ANCHOR_END: kv_types
@@ -89,7 +97,8 @@ pub struct RangeRequest {
     pub key: Bytes,
     /// Read every key starting with `key`.
     pub prefix: bool,
-    /// For paging: start at this key instead of `key` (inclusive); the end stays the prefix's end.
+    /// For paging: start at this key instead of `key` (inclusive); the end stays
+    /// the prefix's end.
     pub from_key: Option<Bytes>,
     /// Read at this revision; 0 reads the newest.
     pub revision: i64,
@@ -142,8 +151,8 @@ impl RangeRequest {
 /// The answer to a [`RangeRequest`]: etcd's `RangeResponse`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct RangeResponse {
-    /// The store's revision when the read was served (the header revision), even when the read was
-    /// at an older revision.
+    /// The store's revision when the read was served (the header revision), even
+    /// when the read was at an older revision.
     pub header_revision: i64,
     /// The keys found, in key order.
     pub kvs: Vec<KeyValue>,
@@ -176,8 +185,8 @@ pub struct TxnResponse {
     pub succeeded: bool,
     /// The store's revision after the transaction (the new revision when it wrote).
     pub header_revision: i64,
-    /// When it failed: the key's current state (a `get` in the else branch), if the key exists.
-    /// When a delete succeeded: the deleted state.
+    /// When it failed: the key's current state (a `get` in the else branch), if the
+    /// key exists. When a delete succeeded: the deleted state.
     pub kv: Option<KeyValue>,
 }
 
@@ -199,12 +208,13 @@ pub struct WatchRequest {
 /// One message on a watch: etcd's `WatchResponse`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct WatchResponse {
-    /// The store's revision when the message was sent. For a progress notification, every change
-    /// up to it has been delivered.
+    /// The store's revision when the message was sent. For a progress notification,
+    /// every change up to it has been delivered.
     pub header_revision: i64,
     /// The changes, in revision order.
     pub events: Vec<KvEvent>,
-    /// Non-zero when the watch's start revision has been compacted: the watch is cancelled.
+    /// Non-zero when the watch's start revision has been compacted: the watch is
+    /// cancelled.
     pub compact_revision: i64,
     /// The watch ended (by compaction or by the server).
     pub canceled: bool,
@@ -226,8 +236,8 @@ impl WatchResponse {
 ///
 /// Dropping it cancels the watch.
 pub struct KvWatch {
-    /// The messages. The stream ends after a cancelled message or when the backend goes away
-    /// (then its last item is an error).
+    /// The messages. The stream ends after a cancelled message or when the backend
+    /// goes away (then its last item is an error).
     pub responses: BoxStream<'static, Result<WatchResponse, KvError>>,
     /// Asks the backend for a progress notification (`RequestProgress`).
     pub progress: Arc<dyn ProgressRequester>,
@@ -241,8 +251,9 @@ impl fmt::Debug for KvWatch {
 
 /// Asks an open watch for a progress notification.
 pub trait ProgressRequester: Send + Sync {
-    /// etcd's `Watcher.RequestProgress`: the backend answers with a progress notification at its
-    /// current revision once every earlier event has been sent.
+    /// etcd's `Watcher.RequestProgress`: the backend answers with a progress
+    /// notification at its current revision once every earlier event has been
+    /// sent.
     fn request_progress(&self) -> BoxFuture<'_, Result<(), KvError>>;
 }
 
@@ -269,11 +280,15 @@ pub enum KvError {
     Request(String),
 }
 
-/// Mirrors the part of etcd's `clientv3.KV` and `clientv3.Watcher` that the apiserver uses.
+/// Mirrors the part of etcd's `clientv3.KV` and `clientv3.Watcher` that the
+/// apiserver uses.
 // ANCHOR: kv_trait
 pub trait Kv: Send + Sync + 'static {
     /// Reads one key or a prefix, at a revision, with a limit.
-    fn range(&self, request: RangeRequest) -> BoxFuture<'_, Result<RangeResponse, KvError>>;
+    fn range(
+        &self,
+        request: RangeRequest,
+    ) -> BoxFuture<'_, Result<RangeResponse, KvError>>;
 
     /// Puts a value; answers the new revision and the previous state, if any.
     fn put(
@@ -282,9 +297,12 @@ pub trait Kv: Send + Sync + 'static {
         value: Bytes,
     ) -> BoxFuture<'_, Result<(i64, Option<KeyValue>), KvError>>;
 
-    /// Deletes a key; answers the revision (the new one when it deleted, else the current one)
-    /// and the deleted state, if there was one.
-    fn delete(&self, key: Bytes) -> BoxFuture<'_, Result<(i64, Option<KeyValue>), KvError>>;
+    /// Deletes a key; answers the revision (the new one when it deleted, else the
+    /// current one) and the deleted state, if there was one.
+    fn delete(
+        &self,
+        key: Bytes,
+    ) -> BoxFuture<'_, Result<(i64, Option<KeyValue>), KvError>>;
 
     /// If the key's `mod_revision` matches, runs `op`; otherwise reads the key.
     fn txn(
@@ -294,17 +312,22 @@ pub trait Kv: Send + Sync + 'static {
         op: TxnOp,
     ) -> BoxFuture<'_, Result<TxnResponse, KvError>>;
 
-    /// Forgets every version older than `revision` (except the newest version of each key).
+    /// Forgets every version older than `revision` (except the newest version of
+    /// each key).
     fn compact(&self, revision: i64) -> BoxFuture<'_, Result<(), KvError>>;
 
-    /// Opens a watch. Starting at a compacted revision gives one message with `compact_revision`
-    /// set and `canceled`, then the end of the stream.
-    fn watch(&self, request: WatchRequest) -> BoxFuture<'_, Result<KvWatch, KvError>>;
+    /// Opens a watch. Starting at a compacted revision gives one message with
+    /// `compact_revision` set and `canceled`, then the end of the stream.
+    fn watch(
+        &self,
+        request: WatchRequest,
+    ) -> BoxFuture<'_, Result<KvWatch, KvError>>;
 }
 // ANCHOR_END: kv_trait
 
-/// The smallest key after every key that starts with `prefix` (etcd's `clientv3.GetPrefixRangeEnd`).
-/// `None` when there is none (all `0xff`), meaning "to the end".
+/// The smallest key after every key that starts with `prefix` (etcd's
+/// `clientv3.GetPrefixRangeEnd`). `None` when there is none (all `0xff`), meaning
+/// "to the end".
 pub fn prefix_range_end(prefix: &[u8]) -> Option<Vec<u8>> {
     let mut end = prefix.to_vec();
     while let Some(last) = end.pop() {

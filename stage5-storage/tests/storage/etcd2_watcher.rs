@@ -1,9 +1,10 @@
-//! The etcd2 etcdWatcher (source document 002) against a real etcd 3.4 with the v2 API: the
-//! initial GET, the long poll from an index, 410 for an index older than etcd's 1000-event
-//! history, stopping before and during a long poll, and etcd dying under an open watch.
+//! The etcd2 etcdWatcher (source document 002) against a real etcd 3.4 with the v2
+//! API: the initial GET, the long poll from an index, 410 for an index older than
+//! etcd's 1000-event history, stopping before and during a long poll, and etcd dying
+//! under an open watch.
 //!
-//! Each test starts its own etcd ([`EtcdServer::start_or_skip`]); without the binary a local run
-//! skips loudly and CI fails. Every wait is bounded.
+//! Each test starts its own etcd ([`EtcdServer::start_or_skip`]); without the binary
+//! a local run skips loudly and CI fails. Every wait is bounded.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -39,7 +40,9 @@ fn image(obj: &Object) -> String {
 }
 
 /// (type, name, resourceVersion, image) of the next event, or `None` at the end.
-async fn next(watch: &mut Watch<Object>) -> Option<(String, String, String, String)> {
+async fn next(
+    watch: &mut Watch<Object>,
+) -> Option<(String, String, String, String)> {
     let item = tokio::time::timeout(BOUND, watch.next())
         .await
         .expect("the watch must answer in time")?;
@@ -67,7 +70,12 @@ fn describe(event: &WatchEvent<Object>) -> (String, String, String, String) {
     }
 }
 
-fn ev(kind: &str, name: &str, rv: u64, image: &str) -> (String, String, String, String) {
+fn ev(
+    kind: &str,
+    name: &str,
+    rv: u64,
+    image: &str,
+) -> (String, String, String, String) {
     (
         kind.to_string(),
         name.to_string(),
@@ -158,7 +166,8 @@ mod etcd2_live {
 
     #[tokio::test]
     async fn a_watch_from_an_index_long_polls_the_changes_after_it() {
-        let Some(etcd) = EtcdServer::start_or_skip("etcd2 long poll from index") else {
+        let Some(etcd) = EtcdServer::start_or_skip("etcd2 long poll from index")
+        else {
             return;
         };
         let client = EtcdClient::new(etcd.client_url());
@@ -206,7 +215,12 @@ mod etcd2_live {
         w.stop();
 
         // A watch of one key (not a list) sees only that key.
-        let single = new_etcd_watcher(client.clone(), key("b"), 0, EtcdWatcherConfig::default());
+        let single = new_etcd_watcher(
+            client.clone(),
+            key("b"),
+            0,
+            EtcdWatcherConfig::default(),
+        );
         let mut single_watch = Arc::clone(&single).into_watch();
         assert_eq!(
             next(&mut single_watch).await,
@@ -268,7 +282,8 @@ mod etcd2_live {
         .expect("1120 writes in time");
 
         let (w, mut watch) = list_watch(&client, 1);
-        let (kind, reason, code, message) = next(&mut watch).await.expect("an error event");
+        let (kind, reason, code, message) =
+            next(&mut watch).await.expect("an error event");
         assert_eq!(
             (kind.as_str(), reason.as_str(), code.as_str()),
             ("ERROR", "Expired", "410")
@@ -346,7 +361,8 @@ mod etcd2_live {
         );
         assert_eq!(next(&mut watch).await, Some(ev("ADDED", "a", a, "v1")));
         etcd.kill();
-        let (kind, reason, code, _) = next(&mut watch).await.expect("an error event");
+        let (kind, reason, code, _) =
+            next(&mut watch).await.expect("an error event");
         assert_eq!(
             (kind.as_str(), reason.as_str(), code.as_str()),
             ("ERROR", "InternalError", "500")

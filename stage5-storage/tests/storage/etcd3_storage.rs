@@ -1,12 +1,14 @@
-//! The etcd3 storage and its watchChan (source document 001), over the embedded store and, with
-//! feature `etcd`, over a real etcd started by the test.
+//! The etcd3 storage and its watchChan (source document 001), over the embedded
+//! store and, with feature `etcd`, over a real etcd started by the test.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use futures::StreamExt;
 use serde_json::json;
-use stage3_reflector::{ListOptions, ResourceVersionMatch, Watch, WatchEvent, WatchOptions};
+use stage3_reflector::{
+    ListOptions, ResourceVersionMatch, Watch, WatchEvent, WatchOptions,
+};
 use stage5_storage::etcd3::Etcd3Store;
 use stage5_storage::kv::{EmbeddedKv, EmbeddedKvOptions, Kv};
 use stage5_storage::{Object, ResourceInfo, SelectionPredicate};
@@ -30,7 +32,8 @@ fn prefix() -> String {
 
 fn embedded() -> Arc<dyn Kv> {
     Arc::new(EmbeddedKv::with_options(
-        EmbeddedKvOptions::default().with_progress_notify_interval(Duration::from_millis(200)),
+        EmbeddedKvOptions::default()
+            .with_progress_notify_interval(Duration::from_millis(200)),
     ))
 }
 
@@ -54,7 +57,9 @@ async fn expect_end(watch: &mut Watch<Object>) {
 
 fn describe(event: &WatchEvent<Object>) -> (String, String, String) {
     match event {
-        WatchEvent::Added(o) => ("ADDED".into(), o.name().into(), o.resource_version().into()),
+        WatchEvent::Added(o) => {
+            ("ADDED".into(), o.name().into(), o.resource_version().into())
+        }
         WatchEvent::Modified(o) => (
             "MODIFIED".into(),
             o.name().into(),
@@ -65,7 +70,9 @@ fn describe(event: &WatchEvent<Object>) -> (String, String, String) {
             o.name().into(),
             o.resource_version().into(),
         ),
-        WatchEvent::Bookmark(b) => ("BOOKMARK".into(), String::new(), b.resource_version.clone()),
+        WatchEvent::Bookmark(b) => {
+            ("BOOKMARK".into(), String::new(), b.resource_version.clone())
+        }
         WatchEvent::Error(s) => (
             "ERROR".into(),
             format!("{:?}", s.code),
@@ -499,11 +506,13 @@ async fn undecodable_values_end_the_watch_with_500(kv: Arc<dyn Kv>) {
     expect_end(&mut watch).await;
 }
 
-/// Mirrors the `RunWatchSemantics` case "allowWatchBookmarks=true, sendInitialEvents=true,
-/// RV=useCurrentRV" (`k8s.io/apiserver/pkg/storage/testing/watcher_tests.go`), as upstream's
-/// `watcher.go` runs it on etcd3: a watch-list at an explicit version lists the current state
-/// first (`areInitialEventsRequired`, then `if forceInitialEvents { wc.sync() }`), ends it with
-/// the initial-events-end bookmark, and then streams what follows.
+/// Mirrors the `RunWatchSemantics` case "allowWatchBookmarks=true,
+/// sendInitialEvents=true, RV=useCurrentRV"
+/// (`k8s.io/apiserver/pkg/storage/testing/watcher_tests.go`), as upstream's
+/// `watcher.go` runs it on etcd3: a watch-list at an explicit version lists the
+/// current state first (`areInitialEventsRequired`, then `if forceInitialEvents {
+/// wc.sync() }`), ends it with the initial-events-end bookmark, and then streams
+/// what follows.
 async fn run_watch_semantics_watch_list_at_the_current_rv(kv: Arc<dyn Kv>) {
     let s = store(&kv);
     s.create_object(key("a"), pod("a", "web")).await.unwrap();
@@ -544,11 +553,14 @@ async fn run_watch_semantics_watch_list_at_the_current_rv(kv: Arc<dyn Kv>) {
     assert_eq!((kind.as_str(), name.as_str()), ("ADDED", "c"));
 }
 
-/// Mirrors the `RunWatchSemantics` case "sendInitialEvents=true, RV=useFutureRV" (upstream
-/// expects `NewTooLargeResourceVersionError` from etcd3's `startWatching`): a watch-list at a
-/// version the store has not reached is one ERROR event, 504 with the cause
-/// `ResourceVersionTooLarge` and a Retry-After, and then the end of the stream.
-async fn run_watch_semantics_watch_list_at_a_future_rv_is_too_large(kv: Arc<dyn Kv>) {
+/// Mirrors the `RunWatchSemantics` case "sendInitialEvents=true, RV=useFutureRV"
+/// (upstream expects `NewTooLargeResourceVersionError` from etcd3's
+/// `startWatching`): a watch-list at a version the store has not reached is one
+/// ERROR event, 504 with the cause `ResourceVersionTooLarge` and a Retry-After, and
+/// then the end of the stream.
+async fn run_watch_semantics_watch_list_at_a_future_rv_is_too_large(
+    kv: Arc<dyn Kv>,
+) {
     let s = store(&kv);
     s.create_object(key("a"), pod("a", "web")).await.unwrap();
     let current = s.current_resource_version().await.unwrap();
@@ -643,7 +655,8 @@ async fn dropping_the_watch_stops_the_watch_chan() {
         .expect("dropping the watch cancels the etcd watch");
 }
 
-/// The transform of source document 001: the filter decides Added, Modified and Deleted.
+/// The transform of source document 001: the filter decides Added, Modified and
+/// Deleted.
 mod ex5_transform {
     use super::*;
 
@@ -651,7 +664,8 @@ mod ex5_transform {
     async fn ex5_transform_follows_the_filter_across_label_changes() {
         let kv = embedded();
         let s = store(&kv);
-        let web = SelectionPredicate::parse(&ResourceInfo::PODS, "app=web", "").unwrap();
+        let web =
+            SelectionPredicate::parse(&ResourceInfo::PODS, "app=web", "").unwrap();
         let options = WatchOptions {
             resource_version: "1".into(),
             ..WatchOptions::default()
@@ -757,9 +771,9 @@ mod real_etcd {
 
     #[tokio::test]
     async fn etcd_killed_while_watching_gives_an_error_event() {
-        let Some(mut server) =
-            EtcdServer::start_or_skip("etcd_killed_while_watching_gives_an_error_event")
-        else {
+        let Some(mut server) = EtcdServer::start_or_skip(
+            "etcd_killed_while_watching_gives_an_error_event",
+        ) else {
             return;
         };
         let kv = connect(&server).await;

@@ -1,10 +1,10 @@
-//! The KV contract: the same operations give the same revisions, events, `prev_kv` and errors on
-//! [`EmbeddedKv`] and on real etcd ([`EtcdKv`], cargo feature `etcd`).
+//! The KV contract: the same operations give the same revisions, events, `prev_kv`
+//! and errors on [`EmbeddedKv`] and on real etcd ([`EtcdKv`], cargo feature `etcd`).
 //!
-//! Each scenario is written once as `async fn scenario(kv: Arc<dyn Kv>)` and run by the
-//! `contract!` macro for each backend. Every etcd test starts its own fresh etcd (revision 1, like
-//! a fresh [`EmbeddedKv`]), so absolute revisions can be asserted. Real etcd is the authority:
-//! when the two disagree, the embedded store is wrong.
+//! Each scenario is written once as `async fn scenario(kv: Arc<dyn Kv>)` and run by
+//! the `contract!` macro for each backend. Every etcd test starts its own fresh etcd
+//! (revision 1, like a fresh [`EmbeddedKv`]), so absolute revisions can be asserted.
+//! Real etcd is the authority: when the two disagree, the embedded store is wrong.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -13,8 +13,8 @@ use bytes::Bytes;
 use futures::StreamExt;
 use pretty_assertions::assert_eq;
 use stage5_storage::kv::{
-    Compare, EmbeddedKv, EmbeddedKvOptions, KeyValue, Kv, KvError, KvEvent, KvEventType, KvWatch,
-    RangeRequest, TxnOp, WatchRequest, WatchResponse,
+    Compare, EmbeddedKv, EmbeddedKvOptions, KeyValue, Kv, KvError, KvEvent,
+    KvEventType, KvWatch, RangeRequest, TxnOp, WatchRequest, WatchResponse,
 };
 use stage5_storage::testing::TEST_PROGRESS_NOTIFY_INTERVAL;
 
@@ -25,7 +25,13 @@ fn b(s: &str) -> Bytes {
     Bytes::copy_from_slice(s.as_bytes())
 }
 
-fn kv(key: &str, value: &str, create_revision: i64, mod_revision: i64, version: i64) -> KeyValue {
+fn kv(
+    key: &str,
+    value: &str,
+    create_revision: i64,
+    mod_revision: i64,
+    version: i64,
+) -> KeyValue {
     KeyValue {
         key: b(key),
         value: b(value),
@@ -84,8 +90,9 @@ async fn next(watch: &mut KvWatch) -> Option<Result<WatchResponse, KvError>> {
         .expect("no watch message in time")
 }
 
-/// The events of a watch, flattened across responses (batching differs between backends), up to
-/// and including the event at `last_revision`. Progress notifications are skipped.
+/// The events of a watch, flattened across responses (batching differs between
+/// backends), up to and including the event at `last_revision`. Progress
+/// notifications are skipped.
 async fn events_until(watch: &mut KvWatch, last_revision: i64) -> Vec<KvEvent> {
     let mut events = Vec::new();
     while events
@@ -106,8 +113,8 @@ async fn events_until(watch: &mut KvWatch, last_revision: i64) -> Vec<KvEvent> {
 // Scenarios
 // ---------------------------------------------------------------------------------------------
 
-/// Revisions start at 1 (the first write gets 2); a put answers the previous state; range reads
-/// one key, a prefix with limit/more/count, from a key, and counts only.
+/// Revisions start at 1 (the first write gets 2); a put answers the previous state;
+/// range reads one key, a prefix with limit/more/count, from a key, and counts only.
 async fn put_get_and_range(kv: Arc<dyn Kv>) {
     let (revision, prev) = kv.put(b("/a/1"), b("v1")).await.unwrap();
     assert_eq!((revision, prev), (2, None));
@@ -176,7 +183,13 @@ async fn put_get_and_range(kv: Arc<dyn Kv>) {
     assert_eq!(everything.count, 4);
 }
 
-fn kv_at(key: &str, value: &str, create: i64, modified: i64, version: i64) -> KeyValue {
+fn kv_at(
+    key: &str,
+    value: &str,
+    create: i64,
+    modified: i64,
+    version: i64,
+) -> KeyValue {
     kv(key, value, create, modified, version)
 }
 
@@ -210,8 +223,8 @@ async fn range_at_old_and_future_revisions(kv: Arc<dyn Kv>) {
     }
 }
 
-/// After compaction, reads before the compacted revision fail; at it they work; compacting again
-/// at or below it fails; compacting the future fails.
+/// After compaction, reads before the compacted revision fail; at it they work;
+/// compacting again at or below it fails; compacting the future fails.
 async fn compaction_then_read(kv: Arc<dyn Kv>) {
     put(&kv, "/k", "v1").await; // 2
     put(&kv, "/k", "v2").await; // 3
@@ -259,8 +272,8 @@ async fn compaction_then_read(kv: Arc<dyn Kv>) {
     );
 }
 
-/// A txn compares `mod_revision` (0: absent); on failure it answers the key's current state; a
-/// successful delete answers the deleted state.
+/// A txn compares `mod_revision` (0: absent); on failure it answers the key's
+/// current state; a successful delete answers the deleted state.
 async fn txn_compares_mod_revision(kv: Arc<dyn Kv>) {
     let created = kv
         .txn(b("/t"), Compare::ModRevision(0), TxnOp::Put(b("v1")))
@@ -330,8 +343,9 @@ async fn txn_compares_mod_revision(kv: Arc<dyn Kv>) {
     );
 }
 
-/// A delete answers the new revision and the old state; deleting a missing key answers the
-/// current revision and nothing. The delete event's kv has only the key and the revision.
+/// A delete answers the new revision and the old state; deleting a missing key
+/// answers the current revision and nothing. The delete event's kv has only the key
+/// and the revision.
 async fn delete_semantics_and_event_shape(kv: Arc<dyn Kv>) {
     assert_eq!(kv.delete(b("/d")).await.unwrap(), (1, None));
     put(&kv, "/d", "v1").await; // 2
@@ -351,8 +365,8 @@ async fn delete_semantics_and_event_shape(kv: Arc<dyn Kv>) {
     assert!(!events[0].is_create());
 }
 
-/// A watch replays history from its start revision, in order, with `prev_kv` for every event
-/// that is not a create when asked; then it streams live events.
+/// A watch replays history from its start revision, in order, with `prev_kv` for
+/// every event that is not a create when asked; then it streams live events.
 async fn watch_replays_then_streams(kv: Arc<dyn Kv>) {
     put(&kv, "/w/1", "a").await; // 2
     put(&kv, "/w/1", "b").await; // 3
@@ -416,8 +430,8 @@ async fn watch_replays_then_streams(kv: Arc<dyn Kv>) {
     );
 }
 
-/// A watch from before the compacted revision gets one message with `compact_revision` and
-/// `canceled`, then the stream ends.
+/// A watch from before the compacted revision gets one message with
+/// `compact_revision` and `canceled`, then the stream ends.
 async fn watch_from_compacted_revision_is_cancelled(kv: Arc<dyn Kv>) {
     for value in ["1", "2", "3", "4"] {
         put(&kv, "/c/k", value).await; // 2..=5
@@ -433,8 +447,8 @@ async fn watch_from_compacted_revision_is_cancelled(kv: Arc<dyn Kv>) {
         "the stream ends after the cancel"
     );
 
-    // From exactly the compacted revision the watch works, but the event at it has no prev_kv:
-    // etcd reads prev_kv at mod_revision - 1, which is compacted.
+    // From exactly the compacted revision the watch works, but the event at it has
+    // no prev_kv: etcd reads prev_kv at mod_revision - 1, which is compacted.
     let mut at_compacted = watch(&kv, watch_prefix("/c/", 4, true)).await;
     assert_eq!(
         events_until(&mut at_compacted, 5).await,
@@ -448,9 +462,9 @@ async fn watch_from_compacted_revision_is_cancelled(kv: Arc<dyn Kv>) {
     );
 }
 
-/// A delete at exactly the compacted revision is not replayed by a watch from that revision:
-/// etcd's `keyIndex.compact` drops a tombstone at the compaction point, so the event is gone
-/// although reads at that revision still work.
+/// A delete at exactly the compacted revision is not replayed by a watch from that
+/// revision: etcd's `keyIndex.compact` drops a tombstone at the compaction point, so
+/// the event is gone although reads at that revision still work.
 async fn watch_from_compacted_revision_loses_a_delete_at_it(kv: Arc<dyn Kv>) {
     put(&kv, "/q/a", "1").await; // 2
     kv.delete(b("/q/a")).await.unwrap(); // 3
@@ -492,8 +506,8 @@ async fn watches_are_isolated_by_prefix(kv: Arc<dyn Kv>) {
     assert_eq!(keys, vec![b("/p/x")]);
 }
 
-/// A watch that asked for progress notifications and sees no events gets one, carrying the
-/// current revision.
+/// A watch that asked for progress notifications and sees no events gets one,
+/// carrying the current revision.
 async fn progress_notification_arrives(kv: Arc<dyn Kv>) {
     put(&kv, "/other", "1").await; // 2
     let mut watch = watch(
@@ -510,8 +524,8 @@ async fn progress_notification_arrives(kv: Arc<dyn Kv>) {
     assert_eq!(response.header_revision, 3);
 }
 
-/// `request_progress` is answered with a progress notification at the current revision, after
-/// the events before it.
+/// `request_progress` is answered with a progress notification at the current
+/// revision, after the events before it.
 async fn request_progress_is_answered(kv: Arc<dyn Kv>) {
     let mut watch = watch(&kv, watch_prefix("/r/", 0, false)).await;
     put(&kv, "/r/1", "a").await; // 2
@@ -573,25 +587,28 @@ contract!(
     request_progress_is_answered,
 );
 
-/// Fault: etcd killed under an open watch → the stream yields an error (or ends) in bounded
-/// time, never hangs.
+/// Fault: etcd killed under an open watch → the stream yields an error (or ends) in
+/// bounded time, never hangs.
 #[cfg(feature = "etcd")]
 #[tokio::test]
 async fn etcd_killed_under_an_open_watch_ends_the_stream_with_an_error() {
     use stage5_storage::kv::EtcdKv;
     use stage5_storage::testing::EtcdServer;
-    let Some(mut server) =
-        EtcdServer::start_or_skip("etcd_killed_under_an_open_watch_ends_the_stream_with_an_error")
-    else {
+    let Some(mut server) = EtcdServer::start_or_skip(
+        "etcd_killed_under_an_open_watch_ends_the_stream_with_an_error",
+    ) else {
         return;
     };
-    let kv: Arc<dyn Kv> = Arc::new(EtcdKv::connect([server.client_url()]).await.unwrap());
+    let kv: Arc<dyn Kv> =
+        Arc::new(EtcdKv::connect([server.client_url()]).await.unwrap());
     let mut watch = watch(&kv, watch_prefix("/f/", 0, true)).await;
     put(&kv, "/f/1", "a").await;
     assert_eq!(events_until(&mut watch, 2).await.len(), 1);
     server.kill();
     match next(&mut watch).await {
-        Some(Err(KvError::Unavailable(message))) => eprintln!("watch ended with: {message}"),
+        Some(Err(KvError::Unavailable(message))) => {
+            eprintln!("watch ended with: {message}")
+        }
         other => panic!("expected an Unavailable error, got {other:?}"),
     }
     assert!(

@@ -1,6 +1,7 @@
 //! Stage 5a's integration tests, one test binary (one link) for the whole crate.
 //!
-//! - [`kv_contract`]: one contract for both KV backends, the embedded store and real etcd;
+//! - [`kv_contract`]: one contract for both KV backends, the embedded store and real
+//!   etcd;
 //! - [`etcd3_storage`]: the etcd3 store and its watchChan over both backends;
 //! - [`etcd2_watcher`]: the Kubernetes 1.5 etcd v2 watcher against a real etcd.
 

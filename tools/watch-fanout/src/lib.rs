@@ -1,11 +1,11 @@
-//! `watch-fanout`: the watch load tool. Opens N watches on pods against any Kubernetes API
-//! server, drives W writes per second for D seconds, and measures how long each write takes to
-//! reach every watcher.
+//! `watch-fanout`: the watch load tool. Opens N watches on pods against any
+//! Kubernetes API server, drives W writes per second for D seconds, and measures how
+//! long each write takes to reach every watcher.
 //!
 //! It plays the part of upstream's scalability tests for the watch cache (the
-//! `watch-list`/`kube-apiserver` load in `perf-tests/clusterloader2`, and the cacher's
-//! `BenchmarkWatch*` benches), reduced to one question: *with N watchers, how long after the
-//! API server acknowledges a write does every watcher have it?*
+//! `watch-list`/`kube-apiserver` load in `perf-tests/clusterloader2`, and the
+//! cacher's `BenchmarkWatch*` benches), reduced to one question: *with N watchers,
+//! how long after the API server acknowledges a write does every watcher have it?*
 //!
 //! # How a run goes
 //! ```text
@@ -14,29 +14,33 @@
 //!   ──► drain until every expected event arrived (bounded) ──► stop watches ──► delete pods
 //! ```
 //!
-//! - **Established** means the watch's HTTP response started (`200` and headers). Every watch
-//!   starts from the same list's resourceVersion, so no event is missed even if a server
-//!   registers the watcher late; the server does it before the headers anyway.
-//! - **Each write** stamps the annotation [`SEQ_ANNOTATION`] with `<run>:<seq>`; the time the
-//!   response's headers arrive is the write's *acknowledgement*.
-//! - **Each watch** reads raw HTTP body frames and splits them into lines itself (no JSON decoding
-//!   on the hot path, no kube watch machinery in between): a line's receipt time is the time its
-//!   frame arrived, and its sequence number is found with a byte search. Latency = receipt − ack.
-//!   An event can arrive before the writer saw its own response; such events count in
-//!   `received_before_ack` with latency 0.
-//! - **With `node_selector`**, pod k runs on `node-(k % nodes)` and watcher i watches with the
-//!   field selector `spec.nodeName=node-(i % nodes)`, as kubelets do: each event is for only
-//!   `watchers / nodes` watchers.
+//! - **Established** means the watch's HTTP response started (`200` and headers).
+//!   Every watch starts from the same list's resourceVersion, so no event is missed
+//!   even if a server registers the watcher late; the server does it before the
+//!   headers anyway.
+//! - **Each write** stamps the annotation [`SEQ_ANNOTATION`] with `<run>:<seq>`; the
+//!   time the response's headers arrive is the write's *acknowledgement*.
+//! - **Each watch** reads raw HTTP body frames and splits them into lines itself (no
+//!   JSON decoding on the hot path, no kube watch machinery in between): a line's
+//!   receipt time is the time its frame arrived, and its sequence number is found
+//!   with a byte search. Latency = receipt − ack. An event can arrive before the
+//!   writer saw its own response; such events count in `received_before_ack` with
+//!   latency 0.
+//! - **With `node_selector`**, pod k runs on `node-(k % nodes)` and watcher i
+//!   watches with the field selector `spec.nodeName=node-(i % nodes)`, as kubelets
+//!   do: each event is for only `watchers / nodes` watchers.
 //!
 //! # Bounds
-//! At most [`MAX_WATCHERS`] watchers, [`MAX_DURATION`], [`MAX_WRITES_PER_SECOND`] and
-//! [`MAX_PREFILL`]; every phase has a timeout; the server must be on loopback unless
-//! `allow_remote` is set. Each watch is one TCP connection, so the open-file limit (`ulimit -n`)
-//! must exceed the watcher count; [`run`] checks `/proc/self/limits` first and says what to do.
+//! At most [`MAX_WATCHERS`] watchers, [`MAX_DURATION`], [`MAX_WRITES_PER_SECOND`]
+//! and [`MAX_PREFILL`]; every phase has a timeout; the server must be on loopback
+//! unless `allow_remote` is set. Each watch is one TCP connection, so the open-file
+//! limit (`ulimit -n`) must exceed the watcher count; [`run`] checks
+//! `/proc/self/limits` first and says what to do.
 //!
 //! # Memory usage
-//! One acknowledgement slot (8 bytes) per write, one shared latency histogram (about 10 KiB),
-//! and per watcher only the events that arrived before their acknowledgement was recorded.
+//! One acknowledgement slot (8 bytes) per write, one shared latency histogram (about
+//! 10 KiB), and per watcher only the events that arrived before their
+//! acknowledgement was recorded.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -58,7 +62,8 @@ pub const MAX_WATCHERS: usize = 20_000;
 pub const MAX_DURATION: Duration = Duration::from_secs(600);
 /// The highest write rate.
 pub const MAX_WRITES_PER_SECOND: u32 = 10_000;
-/// The most pods a run may create before it starts (to measure memory with many objects).
+/// The most pods a run may create before it starts (to measure memory with many
+/// objects).
 pub const MAX_PREFILL: usize = 200_000;
 /// The annotation every write stamps: `<run>:<seq>`.
 pub const SEQ_ANNOTATION: &str = "watch-fanout/seq";
@@ -73,7 +78,8 @@ const BULK_CONCURRENCY: usize = 64;
 /// Error messages kept for the report.
 const KEPT_ERRORS: usize = 8;
 
-/// What a run does. Mirrors the tool's flags; [`FanoutConfig::default`] is a small loopback run.
+/// What a run does. Mirrors the tool's flags; [`FanoutConfig::default`] is a small
+/// loopback run.
 #[derive(Clone, Debug)]
 pub struct FanoutConfig {
     /// The API server, e.g. `http://127.0.0.1:8080`.
@@ -194,7 +200,9 @@ impl FanoutConfig {
                 MAX_DURATION.as_secs()
             ));
         }
-        if self.writes_per_second == 0 || self.writes_per_second > MAX_WRITES_PER_SECOND {
+        if self.writes_per_second == 0
+            || self.writes_per_second > MAX_WRITES_PER_SECOND
+        {
             return invalid(format!(
                 "--writes-per-second must be between 1 and {MAX_WRITES_PER_SECOND}, not {}",
                 self.writes_per_second
@@ -212,7 +220,9 @@ impl FanoutConfig {
         if self.open_concurrency == 0 {
             return invalid("the open concurrency must be at least 1".into());
         }
-        if self.namespace.is_empty() || !self.namespace.bytes().all(is_dns_label_byte) {
+        if self.namespace.is_empty()
+            || !self.namespace.bytes().all(is_dns_label_byte)
+        {
             return invalid(format!(
                 "--namespace {:?} is not a DNS label",
                 self.namespace
@@ -245,7 +255,8 @@ fn is_dns_label_byte(b: u8) -> bool {
     b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-'
 }
 
-/// Whether `host` (as in a URL, IPv6 in brackets) is a loopback address or `localhost`.
+/// Whether `host` (as in a URL, IPv6 in brackets) is a loopback address or
+/// `localhost`.
 pub fn is_loopback(host: &str) -> bool {
     let host = host.trim_start_matches('[').trim_end_matches(']');
     host.eq_ignore_ascii_case("localhost")
@@ -330,8 +341,8 @@ pub struct FanoutReport {
     pub write_errors: u64,
     /// Pods created before the watches opened.
     pub prefilled: u64,
-    /// Events the watchers should have received: for each acknowledged write, the watches that
-    /// select its pod.
+    /// Events the watchers should have received: for each acknowledged write, the
+    /// watches that select its pod.
     pub events_expected: u64,
     /// Events the watchers received for this run's writes.
     pub events_delivered: u64,
@@ -339,9 +350,11 @@ pub struct FanoutReport {
     pub events_per_second: f64,
     /// Acknowledgement → receipt.
     pub latency: Latency,
-    /// Events that arrived before the writer had its acknowledgement (counted at 0 ms).
+    /// Events that arrived before the writer had its acknowledgement (counted at 0
+    /// ms).
     pub received_before_ack: u64,
-    /// Watches that ended (EOF, transport error or an `ERROR` event) before the run stopped them.
+    /// Watches that ended (EOF, transport error or an `ERROR` event) before the run
+    /// stopped them.
     pub watches_broken: u64,
     /// Every error: failed opens, failed writes, broken watches.
     pub errors: u64,
@@ -351,7 +364,8 @@ pub struct FanoutReport {
     pub rss_before_kib: Option<u64>,
     /// The server's VmRSS after the prefill, in KiB.
     pub rss_after_prefill_kib: Option<u64>,
-    /// The server's VmRSS at the end of the write phase (watches still open), in KiB.
+    /// The server's VmRSS at the end of the write phase (watches still open), in
+    /// KiB.
     pub rss_after_kib: Option<u64>,
 }
 
@@ -366,8 +380,9 @@ impl FanoutReport {
 
     /// The report as a two-column text table.
     pub fn table(&self) -> String {
-        let kib =
-            |v: Option<u64>| v.map_or("-".to_string(), |v| format!("{:.1} MiB", v as f64 / 1024.0));
+        let kib = |v: Option<u64>| {
+            v.map_or("-".to_string(), |v| format!("{:.1} MiB", v as f64 / 1024.0))
+        };
         let rows: Vec<(&str, String)> = vec![
             ("server", self.server.clone()),
             (
@@ -425,8 +440,9 @@ impl FanoutReport {
     }
 }
 
-/// A log-linear histogram of microseconds with atomic buckets: exact below 64 µs, then 32
-/// buckets per power of two (about 3 % wide). Shared by every watcher without a lock.
+/// A log-linear histogram of microseconds with atomic buckets: exact below 64 µs,
+/// then 32 buckets per power of two (about 3 % wide). Shared by every watcher
+/// without a lock.
 struct Histogram {
     buckets: Vec<AtomicU64>,
     max: AtomicU64,
@@ -505,11 +521,13 @@ impl Histogram {
 struct Shared {
     run: String,
     base: Instant,
-    /// Per sequence number: nanoseconds since `base` + 1 of the acknowledgement; 0 until then.
+    /// Per sequence number: nanoseconds since `base` + 1 of the acknowledgement; 0
+    /// until then.
     acks: Vec<AtomicU64>,
     histogram: Histogram,
     delivered: AtomicU64,
-    /// The number of deliveries that completes the run; `u64::MAX` until the writes are done.
+    /// The number of deliveries that completes the run; `u64::MAX` until the writes
+    /// are done.
     target: AtomicU64,
     complete: Notify,
     before_ack: AtomicU64,
@@ -528,7 +546,8 @@ impl Shared {
     }
 
     fn nanos(&self, at: Instant) -> u64 {
-        u64::try_from(at.saturating_duration_since(self.base).as_nanos()).unwrap_or(u64::MAX)
+        u64::try_from(at.saturating_duration_since(self.base).as_nanos())
+            .unwrap_or(u64::MAX)
     }
 
     fn delivered_one(&self) {
@@ -585,8 +604,9 @@ fn trim_start(mut rest: &[u8]) -> &[u8] {
     rest
 }
 
-/// Finds `"watch-fanout/seq":"<run>:<seq>"` in a watch line and returns `seq` when the run
-/// matches. A byte search, so that a watcher spends microseconds per event, not a JSON decode.
+/// Finds `"watch-fanout/seq":"<run>:<seq>"` in a watch line and returns `seq` when
+/// the run matches. A byte search, so that a watcher spends microseconds per event,
+/// not a JSON decode.
 pub fn scan_seq(line: &[u8], run: &str) -> Option<u64> {
     let at = memchr::memmem::find(line, SEQ_KEY.as_bytes())?;
     let rest = skip_to_value(&line[at + SEQ_KEY.len()..]);
@@ -617,7 +637,8 @@ pub fn open_file_limit() -> Option<u64> {
         .and_then(|soft| soft.parse().ok())
 }
 
-/// A short random run id, so that runs sharing a namespace do not see each other's writes.
+/// A short random run id, so that runs sharing a namespace do not see each other's
+/// writes.
 fn run_id() -> String {
     let n: u32 = rand::random();
     format!("r{n:08x}")
@@ -627,7 +648,13 @@ fn pod_name(run: &str, k: u64) -> String {
     format!("fanout-{run}-{k}")
 }
 
-fn pod_body(run: &str, namespace: &str, name: &str, seq: Option<u64>, node: &str) -> Vec<u8> {
+fn pod_body(
+    run: &str,
+    namespace: &str,
+    name: &str,
+    seq: Option<u64>,
+    node: &str,
+) -> Vec<u8> {
     let mut annotations = serde_json::Map::new();
     if let Some(seq) = seq {
         annotations.insert(SEQ_ANNOTATION.into(), format!("{run}:{seq}").into());
@@ -673,7 +700,8 @@ fn build_client(config: &FanoutConfig) -> Result<kube::Client, FanoutError> {
             .headers
             .push((hyper::header::AUTHORIZATION, value));
     }
-    kube::Client::try_from(kube_config).map_err(|error| client_error(error.to_string()))
+    kube::Client::try_from(kube_config)
+        .map_err(|error| client_error(error.to_string()))
 }
 
 fn build_request(
@@ -727,8 +755,9 @@ async fn send_collect(
         .map_err(|e| e.to_string())
 }
 
-/// Runs the whole load: see the module docs. Errors are for runs that cannot be made; what goes
-/// wrong during a run (failed writes, broken watches) is in the report.
+/// Runs the whole load: see the module docs. Errors are for runs that cannot be
+/// made; what goes wrong during a run (failed writes, broken watches) is in the
+/// report.
 pub async fn run(config: &FanoutConfig) -> Result<FanoutReport, FanoutError> {
     config.validate()?;
     let needed = config.watchers as u64 + 256;
@@ -770,14 +799,16 @@ pub async fn run(config: &FanoutConfig) -> Result<FanoutReport, FanoutError> {
 
     // Prefill (not measured).
     if config.prefill > 0 {
-        report.prefilled = prefill(&client, config, &run, &pods_path, &shared).await?;
+        report.prefilled =
+            prefill(&client, config, &run, &pods_path, &shared).await?;
         report.rss_after_prefill_kib = config.pid.and_then(read_rss_kib);
     }
 
     // One list gives the resourceVersion every watch starts from.
     let list_path = format!("{pods_path}?limit=1");
-    let list = build_request(Method::GET, &list_path, Vec::new(), "application/json")
-        .ok_or_else(|| FanoutError::Invalid(format!("bad path {list_path}")))?;
+    let list =
+        build_request(Method::GET, &list_path, Vec::new(), "application/json")
+            .ok_or_else(|| FanoutError::Invalid(format!("bad path {list_path}")))?;
     let body = send_collect(&client, list, &[StatusCode::OK])
         .await
         .map_err(|message| FanoutError::Request {
@@ -799,7 +830,8 @@ pub async fn run(config: &FanoutConfig) -> Result<FanoutReport, FanoutError> {
     let stop = CancellationToken::new();
     let readers = TaskTracker::new();
     let timeout_seconds =
-        (config.duration + config.open_timeout + config.drain_timeout).as_secs() + 60;
+        (config.duration + config.open_timeout + config.drain_timeout).as_secs()
+            + 60;
     let opened_at = Instant::now();
     let nodes = if config.node_selector {
         config.nodes
@@ -876,8 +908,8 @@ pub async fn run(config: &FanoutConfig) -> Result<FanoutReport, FanoutError> {
     shared
         .target
         .store(written.expected_events, Ordering::Release);
-    // A broken watch never gets the rest of its events: once one has broken, stop when
-    // deliveries have not moved for a second.
+    // A broken watch never gets the rest of its events: once one has broken, stop
+    // when deliveries have not moved for a second.
     let drain_deadline = tokio::time::Instant::now() + config.drain_timeout;
     let mut last_delivered = u64::MAX;
     let mut last_progress = tokio::time::Instant::now();
@@ -972,11 +1004,19 @@ async fn prefill(
                 else {
                     return;
                 };
-                match send_collect(client, request, &[StatusCode::CREATED, StatusCode::OK]).await {
+                match send_collect(
+                    client,
+                    request,
+                    &[StatusCode::CREATED, StatusCode::OK],
+                )
+                .await
+                {
                     Ok(_) => {
                         created.fetch_add(1, Ordering::Relaxed);
                     }
-                    Err(message) => shared.error(format!("prefill create: {message}")),
+                    Err(message) => {
+                        shared.error(format!("prefill create: {message}"))
+                    }
                 }
             }
         })
@@ -998,8 +1038,8 @@ struct Written {
     seconds: f64,
 }
 
-/// Issues writes on schedule: write `s` is due at `s / W` seconds. Even writes create pod `s/2`;
-/// odd ones merge-patch it, after its create was acknowledged.
+/// Issues writes on schedule: write `s` is due at `s / W` seconds. Even writes
+/// create pod `s/2`; odd ones merge-patch it, after its create was acknowledged.
 async fn write_phase(
     client: &kube::Client,
     config: &FanoutConfig,
@@ -1042,8 +1082,8 @@ async fn write_phase(
                 Some(seq),
                 &format!("node-{node}"),
             );
-            let patch_due =
-                (seq + 1 < total).then(|| start + Duration::from_secs_f64((seq + 1) as f64 / rate));
+            let patch_due = (seq + 1 < total)
+                .then(|| start + Duration::from_secs_f64((seq + 1) as f64 / rate));
             let patch_path = format!("{pods_path}/{name}");
             let (client, shared, in_flight) =
                 (client.clone(), Arc::clone(shared), Arc::clone(&in_flight));
@@ -1130,8 +1170,8 @@ async fn write_phase(
     }
 }
 
-/// Reads one watch until `stop`: splits body frames into lines, and records each event of this
-/// run with the frame's arrival time.
+/// Reads one watch until `stop`: splits body frames into lines, and records each
+/// event of this run with the frame's arrival time.
 async fn read_watch(mut body: Body, shared: Arc<Shared>, stop: CancellationToken) {
     let mut buffer: Vec<u8> = Vec::with_capacity(4096);
     // Events that arrived before their acknowledgement was recorded: (seq, receipt).
@@ -1164,7 +1204,8 @@ async fn read_watch(mut body: Body, shared: Arc<Shared>, stop: CancellationToken
                 }
                 LineKind::Bookmark | LineKind::Unknown => {}
                 LineKind::Error => {
-                    let text: String = String::from_utf8_lossy(line).chars().take(300).collect();
+                    let text: String =
+                        String::from_utf8_lossy(line).chars().take(300).collect();
                     error = Some(format!("the watch got an ERROR event: {text}"));
                     break;
                 }
@@ -1180,7 +1221,8 @@ async fn read_watch(mut body: Body, shared: Arc<Shared>, stop: CancellationToken
         shared.error(reason);
         shared.complete.notify_one();
     }
-    // Every write has been acknowledged (or has failed) by now: settle the early events.
+    // Every write has been acknowledged (or has failed) by now: settle the early
+    // events.
     for (seq, received) in early {
         let ack = shared
             .acks
@@ -1224,9 +1266,10 @@ async fn cleanup(
     prefilled: u64,
     shared: &Shared,
 ) {
-    // Pods k < written/… were created in order of k, but some creates may have failed: delete
-    // every name that could exist and ignore 404s.
-    let created_names = (0..config.total_writes().div_ceil(2)).map(|k| pod_name(run, k));
+    // Pods k < written/… were created in order of k, but some creates may have
+    // failed: delete every name that could exist and ignore 404s.
+    let created_names =
+        (0..config.total_writes().div_ceil(2)).map(|k| pod_name(run, k));
     let prefill_names = (0..config.prefill as u64).map(|i| prefill_name(run, i));
     let deletes = futures::stream::iter(created_names.chain(prefill_names))
         .map(|name| async move {
@@ -1264,7 +1307,8 @@ mod tests {
         assert_eq!(line_kind(line), LineKind::Object);
         assert_eq!(scan_seq(line, "rabc"), Some(42));
         assert_eq!(scan_seq(line, "rother"), None);
-        let spaced = br#"{"type": "ADDED", "object": {"watch-fanout/seq" : "rabc:7"}}"#;
+        let spaced =
+            br#"{"type": "ADDED", "object": {"watch-fanout/seq" : "rabc:7"}}"#;
         assert_eq!(line_kind(spaced), LineKind::Object);
         assert_eq!(scan_seq(spaced, "rabc"), Some(7));
         assert_eq!(

@@ -1,8 +1,9 @@
-//! `watch-fanout`: the watch load tool. Opens N watches on pods against a Kubernetes API server
-//! (this workspace's `mini-apiserver` or a real one), drives W writes per second for D seconds,
-//! and reports events delivered per second, p50/p99/max latency from each write's
-//! acknowledgement to each watcher's receipt, broken watches, errors and the server's RSS.
-//! The logic lives in the `watch_fanout` library (`src/lib.rs`).
+//! `watch-fanout`: the watch load tool. Opens N watches on pods against a Kubernetes
+//! API server (this workspace's `mini-apiserver` or a real one), drives W writes per
+//! second for D seconds, and reports events delivered per second, p50/p99/max
+//! latency from each write's acknowledgement to each watcher's receipt, broken
+//! watches, errors and the server's RSS. The logic lives in the `watch_fanout`
+//! library (`src/lib.rs`).
 //!
 //! ```text
 //! cargo build --release -p stage5-apiserver -p watch-fanout
@@ -19,8 +20,9 @@
 //!     --namespace fanout --watchers 100
 //! ```
 //!
-//! Exits 0 when every expected event arrived and nothing broke, 1 otherwise, and 2 when the run
-//! could not be made (a refused flag, the open-file limit, an unreachable server).
+//! Exits 0 when every expected event arrived and nothing broke, 1 otherwise, and 2
+//! when the run could not be made (a refused flag, the open-file limit, an
+//! unreachable server).
 
 use std::process::ExitCode;
 use std::time::Duration;
@@ -29,8 +31,8 @@ use clap::Parser;
 use watch_fanout as fanout;
 use watch_fanout::FanoutConfig;
 
-/// Measures watch fan-out: N watches, W writes/s, latency from a write's acknowledgement to each
-/// watcher's receipt.
+/// Measures watch fan-out: N watches, W writes/s, latency from a write's
+/// acknowledgement to each watcher's receipt.
 #[derive(Debug, Parser)]
 #[command(name = "watch-fanout", version, about)]
 struct Args {
@@ -85,7 +87,8 @@ struct Args {
 }
 
 fn seconds(flag: &str, value: f64) -> Result<Duration, String> {
-    Duration::try_from_secs_f64(value).map_err(|_| format!("--{flag} {value} is not a duration"))
+    Duration::try_from_secs_f64(value)
+        .map_err(|_| format!("--{flag} {value} is not a duration"))
 }
 
 #[tokio::main]

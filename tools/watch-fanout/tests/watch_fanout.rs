@@ -1,7 +1,7 @@
-//! A bounded smoke run of the watch load tool (the `watch_fanout` library, the `watch-fanout`
-//! binary's logic) against an in-process server on loopback: every event reaches every watcher
-//! that selects it, and no watch breaks. With the watch cache and without it, and with the
-//! `spec.nodeName` selector.
+//! A bounded smoke run of the watch load tool (the `watch_fanout` library, the
+//! `watch-fanout` binary's logic) against an in-process server on loopback: every
+//! event reaches every watcher that selects it, and no watch breaks. With the watch
+//! cache and without it, and with the `spec.nodeName` selector.
 
 use std::time::Duration;
 

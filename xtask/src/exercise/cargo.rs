@@ -1,17 +1,19 @@
-//! How the exercise tool runs cargo: with dead-code warnings allowed, in a target directory of
-//! its own.
+//! How the exercise tool runs cargo: with dead-code warnings allowed, in a target
+//! directory of its own.
 //!
-//! A stubbed region often leaves a helper that only the region calls unused, and rustc would
-//! warn about it. Rather than an `#[allow(dead_code)]` on each such helper in the reference code,
-//! every build the tool runs (`check`, `start`'s warm-up, `verify`'s baseline and stubbed
-//! builds) adds `-A dead_code` to the rustflags: appended to `CARGO_ENCODED_RUSTFLAGS` when that
-//! is set (cargo reads it first), else to `RUSTFLAGS`. Any other warning still shows, and
-//! `verify` still fails on it.
+//! A stubbed region often leaves a helper that only the region calls unused, and
+//! rustc would warn about it. Rather than an `#[allow(dead_code)]` on each such
+//! helper in the reference code, every build the tool runs (`check`, `start`'s
+//! warm-up, `verify`'s baseline and stubbed builds) adds `-A dead_code` to the
+//! rustflags: appended to `CARGO_ENCODED_RUSTFLAGS` when that is set (cargo reads it
+//! first), else to `RUSTFLAGS`. Any other warning still shows, and `verify` still
+//! fails on it.
 //!
-//! Changed rustflags make cargo rebuild what it had built without them, so the learner's
-//! commands build in `<target dir>/exercise` (`$CARGO_TARGET_DIR/exercise` when that is set, else
-//! `target/exercise`): a plain `cargo test` and `cargo xtask exercise check` do not undo each
-//! other's builds. `verify` builds in its own scratch copy with its own artifacts.
+//! Changed rustflags make cargo rebuild what it had built without them, so the
+//! learner's commands build in `<target dir>/exercise` (`$CARGO_TARGET_DIR/exercise`
+//! when that is set, else `target/exercise`): a plain `cargo test` and `cargo xtask
+//! exercise check` do not undo each other's builds. `verify` builds in its own
+//! scratch copy with its own artifacts.
 
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
@@ -25,8 +27,9 @@ pub(crate) fn cargo() -> Command {
     Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
 }
 
-/// `cargo` with the exercise rustflags (see the module docs), for the workspace at `root`. With
-/// `learner_target`, it builds in the learner's target directory, [`exercise_target_dir`].
+/// `cargo` with the exercise rustflags (see the module docs), for the workspace at
+/// `root`. With `learner_target`, it builds in the learner's target directory,
+/// [`exercise_target_dir`].
 pub(crate) fn exercise_cargo(root: &Path, learner_target: bool) -> Command {
     let mut command = cargo();
     let (name, value) = rustflags_with_allow(
@@ -41,8 +44,9 @@ pub(crate) fn exercise_cargo(root: &Path, learner_target: bool) -> Command {
 }
 
 /// The rustflags variable to set and its value: `CARGO_ENCODED_RUSTFLAGS` with
-/// [`ALLOW_DEAD_CODE`] appended (`\x1f`-separated) when `encoded` is set, even to nothing, as
-/// cargo then ignores `RUSTFLAGS`; else `RUSTFLAGS` with them appended (space-separated).
+/// [`ALLOW_DEAD_CODE`] appended (`\x1f`-separated) when `encoded` is set, even to
+/// nothing, as cargo then ignores `RUSTFLAGS`; else `RUSTFLAGS` with them appended
+/// (space-separated).
 pub(crate) fn rustflags_with_allow(
     encoded: Option<&OsStr>,
     plain: Option<&OsStr>,
@@ -65,8 +69,8 @@ pub(crate) fn rustflags_with_allow(
     (name, value)
 }
 
-/// The workspace's target directory: `$CARGO_TARGET_DIR` (relative to the current directory,
-/// as cargo reads it), or `target` under the workspace root.
+/// The workspace's target directory: `$CARGO_TARGET_DIR` (relative to the current
+/// directory, as cargo reads it), or `target` under the workspace root.
 pub(crate) fn workspace_target_dir(root: &Path) -> PathBuf {
     target_dir_from(
         std::env::var_os("CARGO_TARGET_DIR").as_deref(),
@@ -75,7 +79,8 @@ pub(crate) fn workspace_target_dir(root: &Path) -> PathBuf {
     )
 }
 
-/// Where the learner's exercise builds go: `exercise` under the workspace's target directory.
+/// Where the learner's exercise builds go: `exercise` under the workspace's target
+/// directory.
 pub(crate) fn exercise_target_dir(root: &Path) -> PathBuf {
     workspace_target_dir(root).join("exercise")
 }
@@ -93,7 +98,8 @@ mod tests {
     use super::*;
 
     fn flags(encoded: Option<&str>, plain: Option<&str>) -> (&'static str, String) {
-        let (name, value) = rustflags_with_allow(encoded.map(OsStr::new), plain.map(OsStr::new));
+        let (name, value) =
+            rustflags_with_allow(encoded.map(OsStr::new), plain.map(OsStr::new));
         (name, value.to_string_lossy().into_owned())
     }
 

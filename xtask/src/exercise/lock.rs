@@ -1,16 +1,19 @@
-//! `exercises.lock`: a hash of each region's reference body, checked in with the repository.
+//! `exercises.lock`: a hash of each region's reference body, checked in with the
+//! repository.
 //!
-//! `solution` must restore the reference, never the learner's own code. Which commit holds the
-//! reference cannot be told from the learner's history: they may commit their attempts, on any
-//! branch, before or after `start`. So the repository records what the reference *is*: for
-//! every exercise, a hash of its region's body (FNV-1a, 64 bits, over the body with `\n` line
-//! endings). `solution` walks the commits that touch the region's file, newest first, and
-//! restores the first body whose hash is recorded here (see `Learner::find_reference`).
+//! `solution` must restore the reference, never the learner's own code. Which commit
+//! holds the reference cannot be told from the learner's history: they may commit
+//! their attempts, on any branch, before or after `start`. So the repository records
+//! what the reference *is*: for every exercise, a hash of its region's body (FNV-1a,
+//! 64 bits, over the body with `\n` line endings). `solution` walks the commits that
+//! touch the region's file, newest first, and restores the first body whose hash is
+//! recorded here (see `Learner::find_reference`).
 //!
-//! `cargo xtask exercise schedule` regenerates the file from the regions in the working tree
-//! and `schedule --check` (CI) fails when it is stale, so the lock changes together with the
-//! reference code. A region that is a `todo!()` stub in the working tree keeps its recorded
-//! hash: a learner's checkout never rewrites the reference.
+//! `cargo xtask exercise schedule` regenerates the file from the regions in the
+//! working tree and `schedule --check` (CI) fails when it is stale, so the lock
+//! changes together with the reference code. A region that is a `todo!()` stub in
+//! the working tree keeps its recorded hash: a learner's checkout never rewrites the
+//! reference.
 //!
 //! ```text
 //! # (a header comment)
@@ -46,8 +49,9 @@ pub(crate) struct Lock {
     pub(crate) hashes: BTreeMap<String, String>,
 }
 
-/// The hash of a region body as the lock records it: FNV-1a over the body with `\r\n` turned
-/// into `\n` (so a checkout with Windows line endings matches), as 16 hex digits.
+/// The hash of a region body as the lock records it: FNV-1a over the body with
+/// `\r\n` turned into `\n` (so a checkout with Windows line endings matches), as 16
+/// hex digits.
 pub(crate) fn hash_body(body: &str) -> String {
     format!("{:016x}", fnv1a(body.replace("\r\n", "\n").as_bytes()))
 }
@@ -60,8 +64,8 @@ pub(crate) fn fnv1a(bytes: &[u8]) -> u64 {
 }
 
 impl Lock {
-    /// Parses the file's text; comment and blank lines are skipped, a malformed line is a
-    /// problem.
+    /// Parses the file's text; comment and blank lines are skipped, a malformed line
+    /// is a problem.
     pub(crate) fn parse(text: &str) -> Result<Lock, Error> {
         let mut lock = Lock::default();
         let mut problems = Vec::new();
@@ -102,13 +106,15 @@ impl Lock {
         let path = root.join(FILE);
         match fs::read_to_string(&path) {
             Ok(text) => Lock::parse(&text),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Lock::default()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                Ok(Lock::default())
+            }
             Err(e) => Err(Error::io("read", &path)(e)),
         }
     }
 
-    /// The file's text, with the exercises in the manifest's order (ids the manifest does not
-    /// list are dropped).
+    /// The file's text, with the exercises in the manifest's order (ids the manifest
+    /// does not list are dropped).
     pub(crate) fn render(&self, manifest: &Manifest) -> String {
         let mut out = String::from(HEADER);
         for ex in &manifest.exercises {
@@ -125,19 +131,21 @@ impl Lock {
     }
 }
 
-/// What [`compute`] found: the new lock, and notes about regions whose hash was kept.
+/// What [`compute`] found: the new lock, and notes about regions whose hash was
+/// kept.
 #[derive(Debug, Default)]
 pub(crate) struct Computed {
     /// The lock as it should be.
     pub(crate) lock: Lock,
     /// Regions whose recorded hash was kept (stubbed or unreadable here).
     pub(crate) notes: Vec<String>,
-    /// Exercises for which no hash can be given: no reference here and none recorded.
+    /// Exercises for which no hash can be given: no reference here and none
+    /// recorded.
     pub(crate) missing: Vec<String>,
 }
 
-/// The lock for `manifest`, from the file texts `read` returns (`None`: unreadable), keeping
-/// `old`'s hash for a region that is stubbed or cannot be read.
+/// The lock for `manifest`, from the file texts `read` returns (`None`: unreadable),
+/// keeping `old`'s hash for a region that is stubbed or cannot be read.
 pub(crate) fn compute(
     manifest: &Manifest,
     old: &Lock,
@@ -147,14 +155,16 @@ pub(crate) fn compute(
     for ex in &manifest.exercises {
         let why_kept = match read(&ex.file) {
             None => format!("cannot read {}", ex.file),
-            Some(text) => match (region::is_stub(&text, &ex.id), region::body(&text, &ex.id)) {
-                (Ok(false), Ok(body)) => {
-                    computed.lock.hashes.insert(ex.id.clone(), hash_body(&body));
-                    continue;
+            Some(text) => {
+                match (region::is_stub(&text, &ex.id), region::body(&text, &ex.id)) {
+                    (Ok(false), Ok(body)) => {
+                        computed.lock.hashes.insert(ex.id.clone(), hash_body(&body));
+                        continue;
+                    }
+                    (Ok(true), _) => "its region is `todo!()` here".to_string(),
+                    (Err(e), _) | (_, Err(e)) => format!("{}: {e}", ex.file),
                 }
-                (Ok(true), _) => "its region is `todo!()` here".to_string(),
-                (Err(e), _) | (_, Err(e)) => format!("{}: {e}", ex.file),
-            },
+            }
         };
         match old.hash(&ex.id) {
             Some(hash) => {
@@ -171,9 +181,9 @@ pub(crate) fn compute(
     computed
 }
 
-/// Regenerates (or, with `check`, compares) `exercises.lock`. Returns whether it was stale, and
-/// notes. Fails when an exercise has neither a reference in the working tree nor a recorded
-/// hash.
+/// Regenerates (or, with `check`, compares) `exercises.lock`. Returns whether it was
+/// stale, and notes. Fails when an exercise has neither a reference in the working
+/// tree nor a recorded hash.
 pub(crate) fn update(
     root: &Path,
     manifest: &Manifest,
@@ -236,10 +246,8 @@ hints = ["h", "i"]
 minutes = 5
 "#;
 
-    const A: &str =
-        "fn a(x: u8) -> u8 {\n    // ANCHOR: ex1-a\n    x + 1\n    // ANCHOR_END: ex1-a\n}\n";
-    const B: &str =
-        "fn b() {\n    // ANCHOR: ex1-b\n    println!();\n    // ANCHOR_END: ex1-b\n}\n";
+    const A: &str = "fn a(x: u8) -> u8 {\n    // ANCHOR: ex1-a\n    x + 1\n    // ANCHOR_END: ex1-a\n}\n";
+    const B: &str = "fn b() {\n    // ANCHOR: ex1-b\n    println!();\n    // ANCHOR_END: ex1-b\n}\n";
 
     fn manifest() -> Manifest {
         Manifest::parse(MANIFEST).unwrap()
@@ -262,7 +270,8 @@ minutes = 5
         assert!(computed.notes.is_empty() && computed.missing.is_empty());
         let text = computed.lock.render(&manifest);
         assert!(text.starts_with("# Generated by"));
-        let lines: Vec<&str> = text.lines().filter(|l| !l.starts_with('#')).collect();
+        let lines: Vec<&str> =
+            text.lines().filter(|l| !l.starts_with('#')).collect();
         assert_eq!(lines.len(), 2);
         assert!(lines[0].starts_with("ex1-a ") && lines[1].starts_with("ex1-b "));
         assert_eq!(Lock::parse(&text).unwrap(), computed.lock);
@@ -276,7 +285,10 @@ minutes = 5
     fn a_stubbed_or_missing_region_keeps_its_recorded_hash() {
         let manifest = manifest();
         let old = Lock {
-            hashes: BTreeMap::from([("ex1-a".to_string(), "00000000000000aa".to_string())]),
+            hashes: BTreeMap::from([(
+                "ex1-a".to_string(),
+                "00000000000000aa".to_string(),
+            )]),
         };
         let stubbed = region::stub(A, "ex1-a", "ex1-a: A").unwrap();
         let computed = compute(&manifest, &old, |file| {
@@ -296,7 +308,8 @@ minutes = 5
 
     #[test]
     fn malformed_lines_are_problems() {
-        let text = "# c\n\nex1-a 123\nex1-b 00000000000000aa\nex1-b 00000000000000ab\n";
+        let text =
+            "# c\n\nex1-a 123\nex1-b 00000000000000aa\nex1-b 00000000000000ab\n";
         let Err(Error::Manifest { problems, .. }) = Lock::parse(text) else {
             panic!("a malformed lock parsed");
         };

@@ -1,14 +1,15 @@
-//! `exercises.toml`: the list of exercises and the chapters they belong to, and its checks.
+//! `exercises.toml`: the list of exercises and the chapters they belong to, and its
+//! checks.
 //!
-//! The manifest is the only list of exercises. The regions themselves live in the stage crates;
-//! [`Manifest::check_against`] makes sure both agree: every entry's crate is a workspace member
-//! and its region exists and can be stubbed, and every `// ANCHOR: ex<N>-…` region in a stage
-//! crate has an entry.
+//! The manifest is the only list of exercises. The regions themselves live in the
+//! stage crates; [`Manifest::check_against`] makes sure both agree: every entry's
+//! crate is a workspace member and its region exists and can be stubbed, and every
+//! `// ANCHOR: ex<N>-…` region in a stage crate has an entry.
 //!
-//! A chapter names its stage by number (`stage = 5`); an exercise names the crate that holds its
-//! region (`crate = "stage5-storage"`), since a stage may span several crates. The number in the
-//! exercise's id (`ex5-…`), the number in its crate's name (`stage5-…`) and its chapter's stage
-//! must agree.
+//! A chapter names its stage by number (`stage = 5`); an exercise names the crate
+//! that holds its region (`crate = "stage5-storage"`), since a stage may span
+//! several crates. The number in the exercise's id (`ex5-…`), the number in its
+//! crate's name (`stage5-…`) and its chapter's stage must agree.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
@@ -39,7 +40,8 @@ pub(crate) struct Manifest {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Chapter {
-    /// The stage the chapter rebuilds, e.g. `5`; its exercises may lie in several crates.
+    /// The stage the chapter rebuilds, e.g. `5`; its exercises may lie in several
+    /// crates.
     pub(crate) stage: u32,
     /// The chapter's title as in SUMMARY.md, e.g. `1. The indexed store`.
     pub(crate) title: String,
@@ -49,10 +51,10 @@ pub(crate) struct Chapter {
     pub(crate) exercises_page: String,
     /// Minutes for the facilitator's talk and live demo of the chapter.
     pub(crate) minutes: u32,
-    /// Why `verify` does not yet enforce the exercise order in this stage, if it does not: its
-    /// exercises' tests still need each other's regions, whatever the order. `verify` then
-    /// reports the order problems as notes instead of failing, until the tests are made
-    /// independent and this is removed.
+    /// Why `verify` does not yet enforce the exercise order in this stage, if it
+    /// does not: its exercises' tests still need each other's regions, whatever
+    /// the order. `verify` then reports the order problems as notes instead of
+    /// failing, until the tests are made independent and this is removed.
     #[serde(default)]
     pub(crate) order_unenforced: Option<String>,
 }
@@ -63,19 +65,22 @@ pub(crate) struct Chapter {
 pub(crate) struct Exercise {
     /// The region's anchor name, `ex<stage>-<name>`.
     pub(crate) id: String,
-    /// The package holding the region, e.g. `stage5-storage`; its directory has the same name.
+    /// The package holding the region, e.g. `stage5-storage`; its directory has the
+    /// same name.
     #[serde(rename = "crate")]
     pub(crate) crate_name: String,
     /// The file holding the region, from the workspace root.
     pub(crate) file: String,
     /// A short title in the learner's words.
     pub(crate) title: String,
-    /// The book page that teaches it, under `book/src`, optionally with a `#fragment`.
+    /// The book page that teaches it, under `book/src`, optionally with a
+    /// `#fragment`.
     pub(crate) page: String,
-    /// The test-name filter (a substring, as for `cargo test`) whose tests prove the region.
+    /// The test-name filter (a substring, as for `cargo test`) whose tests prove
+    /// the region.
     pub(crate) tests: String,
-    /// Further test-name filters whose tests may fail while the region is stubbed, because they
-    /// use it indirectly.
+    /// Further test-name filters whose tests may fail while the region is stubbed,
+    /// because they use it indirectly.
     #[serde(default)]
     pub(crate) also_breaks: Vec<String>,
     /// Two or three hints, from a nudge to nearly the answer.
@@ -85,24 +90,26 @@ pub(crate) struct Exercise {
 }
 
 impl Exercise {
-    /// The exercise's stage: the number in its crate's name (0 for a malformed name, which
-    /// [`Manifest::problems`] reports).
+    /// The exercise's stage: the number in its crate's name (0 for a malformed name,
+    /// which [`Manifest::problems`] reports).
     pub(crate) fn stage(&self) -> u32 {
         stage_number(&self.crate_name).unwrap_or(0)
     }
 
-    /// Whether one of this exercise's `also_breaks` filters may match `other`'s tests, i.e. the
-    /// manifest says that `other`'s tests use this region. Filters are substrings of test names,
-    /// so two filters overlap when either holds the other.
+    /// Whether one of this exercise's `also_breaks` filters may match `other`'s
+    /// tests, i.e. the manifest says that `other`'s tests use this region.
+    /// Filters are substrings of test names, so two filters overlap when either
+    /// holds the other.
     pub(crate) fn breaks_tests_of(&self, other: &Exercise) -> bool {
-        self.also_breaks
-            .iter()
-            .any(|filter| filter.contains(&other.tests) || other.tests.contains(filter.as_str()))
+        self.also_breaks.iter().any(|filter| {
+            filter.contains(&other.tests) || other.tests.contains(filter.as_str())
+        })
     }
 }
 
 impl Manifest {
-    /// Reads and checks `exercises.toml` in `root` (the checks that need no other file).
+    /// Reads and checks `exercises.toml` in `root` (the checks that need no other
+    /// file).
     pub(crate) fn load(root: &Path) -> Result<Manifest, Error> {
         let path = root.join(FILE);
         let text = fs::read_to_string(&path).map_err(Error::io("read", &path))?;
@@ -196,7 +203,8 @@ impl Manifest {
                 problems.push(at("`also_breaks` holds an empty filter".into()));
             }
             if !(2..=3).contains(&ex.hints.len()) {
-                problems.push(at(format!("needs 2 or 3 hints, has {}", ex.hints.len())));
+                problems
+                    .push(at(format!("needs 2 or 3 hints, has {}", ex.hints.len())));
             }
             if ex.minutes == 0 {
                 problems.push(at("`minutes` must be more than 0".into()));
@@ -205,8 +213,8 @@ impl Manifest {
         problems
     }
 
-    /// The exercises (all, or those in `only`) whose crate is not among the workspace's
-    /// `members`, one message per crate.
+    /// The exercises (all, or those in `only`) whose crate is not among the
+    /// workspace's `members`, one message per crate.
     pub(crate) fn member_problems(
         &self,
         members: &[String],
@@ -233,11 +241,12 @@ impl Manifest {
             .collect()
     }
 
-    /// Checks the manifest against the workspace in `root`: every exercise's crate is a member,
-    /// every region exists and can be stubbed, and every exercise region in the stage crates
-    /// has an entry. With `only` (exercise ids), just those exercises and the regions of their
-    /// crates. Returns notes that do not fail the check: book pages that do not exist yet (a
-    /// chapter may land after its crate).
+    /// Checks the manifest against the workspace in `root`: every exercise's crate
+    /// is a member, every region exists and can be stubbed, and every exercise
+    /// region in the stage crates has an entry. With `only` (exercise ids), just
+    /// those exercises and the regions of their crates. Returns notes that do
+    /// not fail the check: book pages that do not exist yet (a chapter may land
+    /// after its crate).
     pub(crate) fn check_against(
         &self,
         root: &Path,
@@ -250,7 +259,8 @@ impl Manifest {
             .iter()
             .filter(|ex| only.is_none_or(|ids| ids.contains(ex.id.as_str())))
             .collect();
-        let crates: BTreeSet<&str> = selected.iter().map(|ex| ex.crate_name.as_str()).collect();
+        let crates: BTreeSet<&str> =
+            selected.iter().map(|ex| ex.crate_name.as_str()).collect();
         let stages: BTreeSet<u32> = selected.iter().map(|ex| ex.stage()).collect();
         for ex in &selected {
             match fs::read_to_string(root.join(&ex.file)) {
@@ -259,8 +269,13 @@ impl Manifest {
                     ex.id, ex.file
                 )),
                 Ok(text) => {
-                    if let Err(e) = region::stub(&text, &ex.id, &self.todo_message(ex)) {
-                        problems.push(format!("exercise `{}` in {}: {e}", ex.id, ex.file));
+                    if let Err(e) =
+                        region::stub(&text, &ex.id, &self.todo_message(ex))
+                    {
+                        problems.push(format!(
+                            "exercise `{}` in {}: {e}",
+                            ex.id, ex.file
+                        ));
                     }
                 }
             }
@@ -270,7 +285,8 @@ impl Manifest {
             .iter()
             .filter(|c| only.is_none() || stages.contains(&c.stage))
         {
-            let mut pages = vec![chapter.page.as_str(), chapter.exercises_page.as_str()];
+            let mut pages =
+                vec![chapter.page.as_str(), chapter.exercises_page.as_str()];
             pages.extend(
                 self.stage_exercises(chapter.stage)
                     .map(|ex| ex.page.split('#').next().unwrap_or("")),
@@ -318,8 +334,9 @@ impl Manifest {
         }
     }
 
-    /// The message of an exercise's stub: `todo!("<id>: <title> — see the book, <page>")`, where
-    /// the page is the exercise's section on its chapter's exercises page.
+    /// The message of an exercise's stub: `todo!("<id>: <title> — see the book,
+    /// <page>")`, where the page is the exercise's section on its chapter's
+    /// exercises page.
     pub(crate) fn todo_message(&self, ex: &Exercise) -> String {
         let page = match self.chapter(ex.stage()) {
             Some(chapter) => format!("{}#{}", chapter.exercises_page, ex.id),
@@ -329,7 +346,10 @@ impl Manifest {
     }
 
     /// The exercises of one stage, in book order (across the stage's crates).
-    pub(crate) fn stage_exercises(&self, stage: u32) -> impl Iterator<Item = &Exercise> {
+    pub(crate) fn stage_exercises(
+        &self,
+        stage: u32,
+    ) -> impl Iterator<Item = &Exercise> {
         self.exercises.iter().filter(move |ex| ex.stage() == stage)
     }
 
@@ -348,8 +368,8 @@ impl Manifest {
         self.exercises.iter().find(|ex| ex.id == id)
     }
 
-    /// The exercise with this id, or a usage error that suggests the id the learner may have
-    /// meant.
+    /// The exercise with this id, or a usage error that suggests the id the learner
+    /// may have meant.
     pub(crate) fn find_exercise(&self, id: &str) -> Result<&Exercise, Error> {
         self.exercise(id).ok_or_else(|| {
             let suggestion = did_you_mean(id, self.exercises.iter().map(|ex| ex.id.as_str()));
@@ -421,8 +441,9 @@ impl Manifest {
             .collect()
     }
 
-    /// The exercises of `ex`'s stage that come after it and whose `also_breaks` say that they
-    /// break `ex`'s tests: while one of them is unsolved, some of `ex`'s tests stay red.
+    /// The exercises of `ex`'s stage that come after it and whose `also_breaks` say
+    /// that they break `ex`'s tests: while one of them is unsolved, some of
+    /// `ex`'s tests stay red.
     pub(crate) fn later_needed_by(&self, ex: &Exercise) -> Vec<&Exercise> {
         self.exercises
             .iter()
@@ -458,13 +479,14 @@ pub(crate) fn workspace_members(root: &Path) -> Result<Vec<String>, Error> {
     }
     let path = root.join("Cargo.toml");
     let text = fs::read_to_string(&path).map_err(Error::io("read", &path))?;
-    let parsed: Root = toml::from_str(&text).map_err(|source| Error::Toml { path, source })?;
+    let parsed: Root =
+        toml::from_str(&text).map_err(|source| Error::Toml { path, source })?;
     Ok(parsed.workspace.members)
 }
 
-/// The stage crates among the workspace's `members`: those whose name (a top-level directory)
-/// starts `stage<N>-`, several per stage possible, sorted by stage and otherwise in member
-/// order.
+/// The stage crates among the workspace's `members`: those whose name (a top-level
+/// directory) starts `stage<N>-`, several per stage possible, sorted by stage and
+/// otherwise in member order.
 pub(crate) fn stage_crates_of(members: Vec<String>) -> Vec<String> {
     let mut stages: Vec<String> = members
         .into_iter()
@@ -479,9 +501,11 @@ pub(crate) fn stage_crates(root: &Path) -> Result<Vec<String>, Error> {
     Ok(stage_crates_of(workspace_members(root)?))
 }
 
-/// Every exercise region in the stage crates: `(file from root, id, line)`, in path order. A
-/// member whose directory does not exist (yet) has none.
-pub(crate) fn regions_in_stages(root: &Path) -> Result<Vec<(String, String, usize)>, Error> {
+/// Every exercise region in the stage crates: `(file from root, id, line)`, in path
+/// order. A member whose directory does not exist (yet) has none.
+pub(crate) fn regions_in_stages(
+    root: &Path,
+) -> Result<Vec<(String, String, usize)>, Error> {
     let mut files = Vec::new();
     for stage in stage_crates(root)? {
         let dir = root.join(&stage);
@@ -533,10 +557,10 @@ pub(crate) enum Target<'a> {
 }
 
 impl Manifest {
-    /// Resolves `stage1`, `1`, a stage crate's name such as `stage5-storage`, or an exercise id.
-    /// `stage_crates` are the workspace's stage crates, so that a stage or crate without
-    /// exercises gets a clear message. Anything else is a usage error that suggests what the
-    /// learner may have meant.
+    /// Resolves `stage1`, `1`, a stage crate's name such as `stage5-storage`, or an
+    /// exercise id. `stage_crates` are the workspace's stage crates, so that a
+    /// stage or crate without exercises gets a clear message. Anything else is a
+    /// usage error that suggests what the learner may have meant.
     pub(crate) fn resolve<'a>(
         &'a self,
         arg: &str,
@@ -574,10 +598,13 @@ impl Manifest {
             if stage_crates.iter().any(|c| stage_number(c) == Some(stage))
                 || self.chapter(stage).is_some()
             {
-                return Err(Error::Usage(format!("stage {stage} has no exercises yet")));
+                return Err(Error::Usage(format!(
+                    "stage {stage} has no exercises yet"
+                )));
             }
         }
-        let stage_names: Vec<String> = self.stages().iter().map(|n| format!("stage{n}")).collect();
+        let stage_names: Vec<String> =
+            self.stages().iter().map(|n| format!("stage{n}")).collect();
         let candidates = self
             .exercises
             .iter()
@@ -585,7 +612,9 @@ impl Manifest {
             .chain(stage_crates.iter().map(String::as_str))
             .chain(stage_names.iter().map(String::as_str));
         Err(Error::Usage(match did_you_mean(arg, candidates) {
-            Some(near) => format!("no exercise or stage `{arg}`; did you mean `{near}`?"),
+            Some(near) => {
+                format!("no exercise or stage `{arg}`; did you mean `{near}`?")
+            }
             None => format!(
                 "`{arg}` is neither an exercise id (like `ex1-split-key`) nor a stage (the stages \
                  with exercises are {}; a stage may also be named by number, or by one of its \
@@ -749,16 +778,19 @@ minutes = 10
         let old = GOOD.replacen("stage = 1", "stage = \"stage1-store\"", 1);
         let err = Manifest::parse(&old).unwrap_err().to_string();
         assert!(err.contains("invalid type"), "{err}");
-        let old = GOOD.replace("crate = \"stage1-store\"", "stage = \"stage1-store\"");
+        let old =
+            GOOD.replace("crate = \"stage1-store\"", "stage = \"stage1-store\"");
         let err = Manifest::parse(&old).unwrap_err().to_string();
         assert!(err.contains("unknown field `stage`"), "{err}");
     }
 
     #[test]
     fn unknown_fields_are_refused() {
-        let err = Manifest::parse(&GOOD.replace("minutes = 20", "minutes = 20\nhint = \"x\""))
-            .unwrap_err()
-            .to_string();
+        let err = Manifest::parse(
+            &GOOD.replace("minutes = 20", "minutes = 20\nhint = \"x\""),
+        )
+        .unwrap_err()
+        .to_string();
         assert!(err.contains("unknown field"), "{err}");
     }
 
@@ -922,7 +954,10 @@ minutes = 10
             message("ex1-split-kye"),
             "no exercise `ex1-split-kye`; did you mean `ex1-split-key`?"
         );
-        assert!(message("stage1").contains("is a stage; this command takes one exercise id"));
+        assert!(
+            message("stage1")
+                .contains("is a stage; this command takes one exercise id")
+        );
         assert!(message("zzz").starts_with("no exercise `zzz`; ids look like"));
         assert_eq!(
             manifest.find_exercise("ex5-resize").unwrap().id,

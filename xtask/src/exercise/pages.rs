@@ -1,7 +1,9 @@
-//! The generated parts of the book: each exercise's hints on its chapter's exercises page.
+//! The generated parts of the book: each exercise's hints on its chapter's exercises
+//! page.
 //!
-//! The hints live in `exercises.toml`, which `cargo xtask exercise hint` reads. An exercises page
-//! shows the same hints folded in `<details>` blocks, between two marker comments per exercise:
+//! The hints live in `exercises.toml`, which `cargo xtask exercise hint` reads. An
+//! exercises page shows the same hints folded in `<details>` blocks, between two
+//! marker comments per exercise:
 //!
 //! ```text
 //! <!-- hints:ex1-split-key:begin -->
@@ -9,8 +11,8 @@
 //! <!-- hints:ex1-split-key:end -->
 //! ```
 //!
-//! [`update`] rewrites those blocks from the manifest; with `check`, it only reports the pages
-//! that differ. Everything outside the markers is written by hand.
+//! [`update`] rewrites those blocks from the manifest; with `check`, it only reports
+//! the pages that differ. Everything outside the markers is written by hand.
 
 use std::fs;
 use std::path::Path;
@@ -45,27 +47,34 @@ pub(crate) fn hints_block(ex: &Exercise) -> String {
     out
 }
 
-/// `text` (the page `rel`) with every listed exercise's hints block regenerated. Fails naming
-/// an exercise whose markers are missing.
-pub(crate) fn regenerate(text: &str, rel: &str, exercises: &[&Exercise]) -> Result<String, Error> {
+/// `text` (the page `rel`) with every listed exercise's hints block regenerated.
+/// Fails naming an exercise whose markers are missing.
+pub(crate) fn regenerate(
+    text: &str,
+    rel: &str,
+    exercises: &[&Exercise],
+) -> Result<String, Error> {
     let mut out = text.to_string();
     for ex in exercises {
         let (open, close) = (begin(&ex.id), end(&ex.id));
-        let start = out
-            .find(&open)
-            .ok_or_else(|| Error::Check(format!("{rel}: no `{open}` line for {}", ex.id)))?
-            + open.len();
-        let stop = out[start..]
-            .find(&close)
-            .map(|at| start + at)
-            .ok_or_else(|| Error::Check(format!("{rel}: no `{close}` line after `{open}`")))?;
+        let start = out.find(&open).ok_or_else(|| {
+            Error::Check(format!("{rel}: no `{open}` line for {}", ex.id))
+        })? + open.len();
+        let stop =
+            out[start..]
+                .find(&close)
+                .map(|at| start + at)
+                .ok_or_else(|| {
+                    Error::Check(format!("{rel}: no `{close}` line after `{open}`"))
+                })?;
         out.replace_range(start..stop, &format!("\n{}", hints_block(ex)));
     }
     Ok(out)
 }
 
-/// Regenerates (or, with `check`, compares) the hints on every chapter's exercises page.
-/// Returns the pages that changed (or differ) and notes about pages that do not exist yet.
+/// Regenerates (or, with `check`, compares) the hints on every chapter's exercises
+/// page. Returns the pages that changed (or differ) and notes about pages that do
+/// not exist yet.
 pub(crate) fn update(
     root: &Path,
     manifest: &Manifest,
@@ -86,7 +95,8 @@ pub(crate) fn update(
             }
             Err(e) => return Err(Error::io("read", path)(e)),
         };
-        let exercises: Vec<&Exercise> = manifest.stage_exercises(chapter.stage).collect();
+        let exercises: Vec<&Exercise> =
+            manifest.stage_exercises(chapter.stage).collect();
         let updated = regenerate(&text, &rel, &exercises)?;
         if updated != text {
             if !check {

@@ -1,10 +1,11 @@
 //! Child processes with a time limit, their output captured in a file.
 //!
-//! The output goes to a file rather than a pipe, so a chatty child can never block on a full
-//! pipe while we wait for it. On a time limit the child is killed, together with the processes
-//! it started (e.g. `cargo test` and the test binary it runs): on Linux, their ids are read from
-//! `/proc` before anything is killed, and each is killed by its own (positive) id. No process
-//! group or other process is ever signalled.
+//! The output goes to a file rather than a pipe, so a chatty child can never block
+//! on a full pipe while we wait for it. On a time limit the child is killed,
+//! together with the processes it started (e.g. `cargo test` and the test binary it
+//! runs): on Linux, their ids are read from `/proc` before anything is killed, and
+//! each is killed by its own (positive) id. No process group or other process is
+//! ever signalled.
 
 use std::fs::{self, File};
 use std::path::Path;
@@ -39,9 +40,13 @@ impl Captured {
     }
 }
 
-/// Runs `command` with stdout and stderr sent to `log` (overwritten). After `limit`, kills the
-/// child and every process it started (see [`kill_tree`]).
-pub(crate) fn run(mut command: Command, limit: Duration, log: &Path) -> Result<Captured, Error> {
+/// Runs `command` with stdout and stderr sent to `log` (overwritten). After `limit`,
+/// kills the child and every process it started (see [`kill_tree`]).
+pub(crate) fn run(
+    mut command: Command,
+    limit: Duration,
+    log: &Path,
+) -> Result<Captured, Error> {
     let file = File::create(log).map_err(Error::io("create", log))?;
     let err_file = file.try_clone().map_err(Error::io("reopen", log))?;
     command.stdin(std::process::Stdio::null());
@@ -71,9 +76,10 @@ pub(crate) fn run(mut command: Command, limit: Duration, log: &Path) -> Result<C
     })
 }
 
-/// Kills `child` and, on Linux, every descendant of it. The descendants are listed first (from
-/// `/proc`, while `child` still holds them), then each is killed by its own id with
-/// `kill -s KILL -- PID…` (positive ids only, after `--`), then `child` itself.
+/// Kills `child` and, on Linux, every descendant of it. The descendants are listed
+/// first (from `/proc`, while `child` still holds them), then each is killed by its
+/// own id with `kill -s KILL -- PID…` (positive ids only, after `--`), then `child`
+/// itself.
 fn kill_tree(child: &mut Child) {
     let descendants: Vec<u32> = descendants_of(child.id())
         .into_iter()
@@ -91,8 +97,8 @@ fn kill_tree(child: &mut Child) {
     let _ = child.wait();
 }
 
-/// The ids of all processes below `root` in the process tree, read from `/proc/*/stat`. Empty
-/// where there is no `/proc`.
+/// The ids of all processes below `root` in the process tree, read from
+/// `/proc/*/stat`. Empty where there is no `/proc`.
 fn descendants_of(root: u32) -> Vec<u32> {
     let Ok(entries) = fs::read_dir("/proc") else {
         return Vec::new();
@@ -117,15 +123,15 @@ fn descendants_of(root: u32) -> Vec<u32> {
     found
 }
 
-/// The parent id in a `/proc/PID/stat` line: `pid (comm) state ppid …`, where `comm` may hold
-/// spaces and parentheses, so the fields are counted after the last `)`.
+/// The parent id in a `/proc/PID/stat` line: `pid (comm) state ppid …`, where `comm`
+/// may hold spaces and parentheses, so the fields are counted after the last `)`.
 fn parent_in_stat(stat: &str) -> Option<u32> {
     let after = &stat[stat.rfind(')')? + 1..];
     after.split_whitespace().nth(1)?.parse().ok()
 }
 
-/// Panic messages in a libtest failure output: for each `panicked at` line, the line after it
-/// (where the message starts), trimmed to one short line.
+/// Panic messages in a libtest failure output: for each `panicked at` line, the line
+/// after it (where the message starts), trimmed to one short line.
 pub(crate) fn panic_messages(output: &str) -> Vec<String> {
     let lines: Vec<&str> = output.lines().collect();
     let mut found = Vec::new();
@@ -174,7 +180,8 @@ mod tests {
     #[cfg(target_os = "linux")]
     #[test]
     fn a_run_past_its_limit_is_killed_with_what_it_started() {
-        let log = std::env::temp_dir().join(format!("xtask-process-test-{}", std::process::id()));
+        let log = std::env::temp_dir()
+            .join(format!("xtask-process-test-{}", std::process::id()));
         let mut command = Command::new("sh");
         // The shell starts a grandchild, prints its id, and waits.
         command.args(["-c", "sleep 30 & echo $!; wait"]);
@@ -183,8 +190,9 @@ mod tests {
         assert!(matches!(captured.ending, Ending::TimedOut));
         assert!(started.elapsed() < Duration::from_secs(10));
         let grandchild: u32 = captured.output.trim().parse().unwrap();
-        // Killed: gone, or a zombie waiting for init to reap it. A SIGKILL is delivered
-        // asynchronously, so on a loaded machine give it a moment (bounded).
+        // Killed: gone, or a zombie waiting for init to reap it. A SIGKILL is
+        // delivered asynchronously, so on a loaded machine give it a moment
+        // (bounded).
         let state_of = |pid: u32| {
             fs::read_to_string(format!("/proc/{pid}/stat"))
                 .ok()
@@ -197,7 +205,9 @@ mod tests {
         };
         let deadline = Instant::now() + Duration::from_secs(5);
         let mut state = state_of(grandchild);
-        while !matches!(state.as_deref(), None | Some("Z")) && Instant::now() < deadline {
+        while !matches!(state.as_deref(), None | Some("Z"))
+            && Instant::now() < deadline
+        {
             std::thread::sleep(Duration::from_millis(10));
             state = state_of(grandchild);
         }

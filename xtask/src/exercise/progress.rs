@@ -7,9 +7,9 @@
 //! hints ex1-update-index 2
 //! ```
 //!
-//! Unknown lines are ignored, so an old or hand-edited file never stops the tool. (Older versions
-//! wrote the commit at `start` after a `started` id and took it for the reference; the commit is
-//! now ignored, see [`lock`](super::lock).)
+//! Unknown lines are ignored, so an old or hand-edited file never stops the tool.
+//! (Older versions wrote the commit at `start` after a `started` id and took it for
+//! the reference; the commit is now ignored, see [`lock`](super::lock).)
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
@@ -42,7 +42,9 @@ impl Progress {
         let path = Self::path(root);
         match fs::read_to_string(&path) {
             Ok(text) => Ok(Progress::parse(&text)),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Progress::default()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                Ok(Progress::default())
+            }
             Err(e) => Err(Error::io("read", path)(e)),
         }
     }

@@ -10,9 +10,10 @@
 //! }
 //! ```
 //!
-//! [`stub`] keeps both anchor lines (so the book, `solution` and `reset` still find the region)
-//! and replaces what lies between them with a line that uses every parameter, so the stubbed
-//! crate builds without `unused_variables` warnings, and a `todo!` that names the exercise:
+//! [`stub`] keeps both anchor lines (so the book, `solution` and `reset` still find
+//! the region) and replaces what lies between them with a line that uses every
+//! parameter, so the stubbed crate builds without `unused_variables` warnings, and a
+//! `todo!` that names the exercise:
 //!
 //! ```text
 //!     // ANCHOR: ex1-split-key
@@ -21,10 +22,11 @@
 //!     // ANCHOR_END: ex1-split-key
 //! ```
 //!
-//! The parameters come from the signature of the enclosing function, found by scanning back
-//! from the `ANCHOR` line to the nearest `fn name` and parsing its parameter list with bracket
-//! depth, so multi-line signatures, generics, `impl Trait` and `Fn(A, B) -> C` types work.
-//! A `mut x` parameter is used as `&mut x`, which also keeps `unused_mut` quiet.
+//! The parameters come from the signature of the enclosing function, found by
+//! scanning back from the `ANCHOR` line to the nearest `fn name` and parsing its
+//! parameter list with bracket depth, so multi-line signatures, generics, `impl
+//! Trait` and `Fn(A, B) -> C` types work. A `mut x` parameter is used as `&mut x`,
+//! which also keeps `unused_mut` quiet.
 
 /// What is wrong with a region, or with the function around it.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -44,7 +46,9 @@ pub(crate) enum Error {
         line: usize,
     },
     /// The region closes before it opens.
-    #[error("`// ANCHOR_END: {id}` (line {close}) comes before `// ANCHOR: {id}` (line {open})")]
+    #[error(
+        "`// ANCHOR_END: {id}` (line {close}) comes before `// ANCHOR: {id}` (line {open})"
+    )]
     EndBeforeStart {
         /// The region's id.
         id: String,
@@ -146,17 +150,19 @@ pub(crate) struct Binding {
 pub(crate) struct Signature {
     /// The function's name.
     pub(crate) name: String,
-    /// Every binding of every parameter, in order, without `_` and `_`-prefixed names.
+    /// Every binding of every parameter, in order, without `_` and `_`-prefixed
+    /// names.
     pub(crate) bindings: Vec<Binding>,
 }
 
-/// `text` as lines that keep their line endings, so joining them gives `text` back byte for byte.
+/// `text` as lines that keep their line endings, so joining them gives `text` back
+/// byte for byte.
 pub(crate) fn lines(text: &str) -> Vec<&str> {
     text.split_inclusive('\n').collect()
 }
 
-/// The name after the first `marker` (`ANCHOR:` or `ANCHOR_END:`) in a comment line, as mdBook
-/// reads it (`[\w_-]+`).
+/// The name after the first `marker` (`ANCHOR:` or `ANCHOR_END:`) in a comment line,
+/// as mdBook reads it (`[\w_-]+`).
 pub(crate) fn marker_name<'a>(line: &'a str, marker: &str) -> Option<&'a str> {
     let comment = &line[line.find("//")?..];
     comment.match_indices(marker).find_map(|(at, _)| {
@@ -168,12 +174,16 @@ pub(crate) fn marker_name<'a>(line: &'a str, marker: &str) -> Option<&'a str> {
     })
 }
 
-/// Whether an anchor name has the exercise form `ex<digits>-<name>`; returns the digits' value.
+/// Whether an anchor name has the exercise form `ex<digits>-<name>`; returns the
+/// digits' value.
 pub(crate) fn exercise_stage(id: &str) -> Option<u32> {
     let rest = id.strip_prefix("ex")?;
     let digits = rest.find('-')?;
     let (number, name) = (&rest[..digits], &rest[digits + 1..]);
-    if number.is_empty() || name.is_empty() || !number.bytes().all(|b| b.is_ascii_digit()) {
+    if number.is_empty()
+        || name.is_empty()
+        || !number.bytes().all(|b| b.is_ascii_digit())
+    {
         return None;
     }
     number.parse().ok()
@@ -191,7 +201,8 @@ pub(crate) fn exercise_anchors(text: &str) -> Vec<(String, usize)> {
         .collect()
 }
 
-/// Finds the region `id` in `text`: exactly one `ANCHOR: id` and, after it, one `ANCHOR_END: id`.
+/// Finds the region `id` in `text`: exactly one `ANCHOR: id` and, after it, one
+/// `ANCHOR_END: id`.
 pub(crate) fn find(text: &str, id: &str) -> Result<Region, Error> {
     let all = lines(text);
     let opens: Vec<usize> = (0..all.len())
@@ -233,16 +244,16 @@ pub(crate) fn is_stub(text: &str, id: &str) -> Result<bool, Error> {
         .any(|line| line.trim_start().starts_with(&needle)))
 }
 
-/// The region's first line (from 1, the `ANCHOR` line) and the name of the function whose body
-/// it is.
+/// The region's first line (from 1, the `ANCHOR` line) and the name of the function
+/// whose body it is.
 pub(crate) fn locate(text: &str, id: &str) -> Result<(usize, String), Error> {
     let region = find(text, id)?;
     let signature = enclosing_fn(&lines(text), region, id)?;
     Ok((region.open + 1, signature.name))
 }
 
-/// `text` with the lines between the region's markers replaced by `new_body` (which must end
-/// with a line ending, or be empty).
+/// `text` with the lines between the region's markers replaced by `new_body` (which
+/// must end with a line ending, or be empty).
 fn splice(text: &str, region: Region, new_body: &str) -> String {
     let all = lines(text);
     let mut out = String::with_capacity(text.len() + new_body.len());
@@ -252,9 +263,9 @@ fn splice(text: &str, region: Region, new_body: &str) -> String {
     out
 }
 
-/// `text` with the region `id` stubbed: its body becomes a use of every parameter and
-/// `todo!("{message}")`. Fails when the region is not the whole body of one function or a
-/// parameter pattern is beyond the parser.
+/// `text` with the region `id` stubbed: its body becomes a use of every parameter
+/// and `todo!("{message}")`. Fails when the region is not the whole body of one
+/// function or a parameter pattern is beyond the parser.
 pub(crate) fn stub(text: &str, id: &str, message: &str) -> Result<String, Error> {
     let region = find(text, id)?;
     let all = lines(text);
@@ -297,7 +308,9 @@ pub(crate) fn stub_body(
     match uses.as_slice() {
         [] => {}
         [one] => out.push_str(&format!("{indent}let _ = {one};{newline}")),
-        many => out.push_str(&format!("{indent}let _ = ({});{newline}", many.join(", "))),
+        many => {
+            out.push_str(&format!("{indent}let _ = ({});{newline}", many.join(", ")))
+        }
     }
     out.push_str(&format!(
         "{indent}todo!({}){newline}",
@@ -306,8 +319,9 @@ pub(crate) fn stub_body(
     out
 }
 
-/// `message` as a string literal that `todo!` prints as written: quotes, backslashes and
-/// control characters escaped, and `{`/`}` doubled since the literal is a format string.
+/// `message` as a string literal that `todo!` prints as written: quotes, backslashes
+/// and control characters escaped, and `{`/`}` doubled since the literal is a format
+/// string.
 fn rust_format_literal(message: &str) -> String {
     let mut escaped = String::with_capacity(message.len());
     for c in message.chars() {
@@ -321,8 +335,13 @@ fn rust_format_literal(message: &str) -> String {
     format!("\"{}\"", escaped.replace('{', "{{").replace('}', "}}"))
 }
 
-/// `current` with the body of the region `id` replaced by `new_body` (as [`body`] returns it).
-pub(crate) fn replace_body(current: &str, id: &str, new_body: &str) -> Result<String, Error> {
+/// `current` with the body of the region `id` replaced by `new_body` (as [`body`]
+/// returns it).
+pub(crate) fn replace_body(
+    current: &str,
+    id: &str,
+    new_body: &str,
+) -> Result<String, Error> {
     let region = find(current, id)?;
     Ok(splice(current, region, new_body))
 }
@@ -338,11 +357,12 @@ fn enclosing_fn(all: &[&str], region: Region, id: &str) -> Result<Signature, Err
         source.push('\n');
         source.push_str(code_part(line));
     }
-    let (signature, after_brace) = parse_signature(&source).map_err(|source| Error::Signature {
-        id: id.to_string(),
-        line: start_line + 1,
-        source,
-    })?;
+    let (signature, after_brace) =
+        parse_signature(&source).map_err(|source| Error::Signature {
+            id: id.to_string(),
+            line: start_line + 1,
+            source,
+        })?;
     if !after_brace.trim().is_empty() {
         return Err(Error::CodeBefore {
             id: id.to_string(),
@@ -373,7 +393,8 @@ fn is_ident_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b == b'_'
 }
 
-/// The byte offset of a `fn name` item (not `Fn(`, not a `fn(` pointer type) in a line of code.
+/// The byte offset of a `fn name` item (not `Fn(`, not a `fn(` pointer type) in a
+/// line of code.
 fn fn_keyword(code: &str) -> Option<usize> {
     let bytes = code.as_bytes();
     code.match_indices("fn").map(|(at, _)| at).find(|&at| {
@@ -389,9 +410,11 @@ fn fn_keyword(code: &str) -> Option<usize> {
     })
 }
 
-/// Parses `fn name<generics>(params) -> ret where ... {` and returns the signature and the text
-/// after the body's opening `{`.
-pub(crate) fn parse_signature(source: &str) -> Result<(Signature, &str), SignatureError> {
+/// Parses `fn name<generics>(params) -> ret where ... {` and returns the signature
+/// and the text after the body's opening `{`.
+pub(crate) fn parse_signature(
+    source: &str,
+) -> Result<(Signature, &str), SignatureError> {
     let rest = source
         .trim_start()
         .strip_prefix("fn")
@@ -409,15 +432,18 @@ pub(crate) fn parse_signature(source: &str) -> Result<(Signature, &str), Signatu
     }
     let mut rest = rest[name_len..].trim_start();
     if let Some(generics) = rest.strip_prefix('<') {
-        let end = find_top_level(generics, '>').ok_or("unclosed `<` in the generics")?;
+        let end =
+            find_top_level(generics, '>').ok_or("unclosed `<` in the generics")?;
         rest = generics[end + 1..].trim_start();
     }
     let params = rest
         .strip_prefix('(')
         .ok_or("no `(` after the function name")?;
-    let end = find_top_level(params, ')').ok_or("unclosed `(` in the parameter list")?;
+    let end =
+        find_top_level(params, ')').ok_or("unclosed `(` in the parameter list")?;
     let (params, after) = (&params[..end], &params[end + 1..]);
-    let brace = find_top_level(after, '{').ok_or("no `{` opens the function body")?;
+    let brace =
+        find_top_level(after, '{').ok_or("no `{` opens the function body")?;
     let mut bindings = Vec::new();
     for param in split_top_level(params, ',') {
         if !param.trim().is_empty() {
@@ -438,8 +464,8 @@ fn is_arrow(s: &str, at: usize) -> bool {
     at > 0 && matches!(s.as_bytes()[at - 1], b'-' | b'=')
 }
 
-/// The byte offset of the first `target` outside any `()`, `[]`, `{}` or `<>` in `s`; `None` when
-/// there is none, or a closing bracket with no opener comes first.
+/// The byte offset of the first `target` outside any `()`, `[]`, `{}` or `<>` in
+/// `s`; `None` when there is none, or a closing bracket with no opener comes first.
 fn find_top_level(s: &str, target: char) -> Option<usize> {
     let mut depth = 0usize;
     for (at, c) in s.char_indices() {
@@ -477,7 +503,8 @@ fn split_top_level(s: &str, sep: char) -> Vec<&str> {
     parts
 }
 
-/// The byte offset of the `:` that separates a parameter's pattern from its type (not `::`).
+/// The byte offset of the `:` that separates a parameter's pattern from its type
+/// (not `::`).
 fn type_colon(s: &str) -> Option<usize> {
     let bytes = s.as_bytes();
     let mut depth = 0usize;
@@ -487,7 +514,8 @@ fn type_colon(s: &str) -> Option<usize> {
             ')' | ']' | '}' => depth = depth.saturating_sub(1),
             '>' if !is_arrow(s, at) => depth = depth.saturating_sub(1),
             ':' if depth == 0 => {
-                let double = bytes.get(at + 1) == Some(&b':') || (at > 0 && bytes[at - 1] == b':');
+                let double = bytes.get(at + 1) == Some(&b':')
+                    || (at > 0 && bytes[at - 1] == b':');
                 if !double {
                     return Some(at);
                 }
@@ -510,7 +538,8 @@ fn strip_attributes(mut s: &str) -> Result<&str, SignatureError> {
     }
 }
 
-/// The bindings of one parameter such as `mut key: &str`, `&mut self` or `(a, _b): (u8, u8)`.
+/// The bindings of one parameter such as `mut key: &str`, `&mut self` or `(a, _b):
+/// (u8, u8)`.
 fn param_bindings(param: &str) -> Result<Vec<Binding>, SignatureError> {
     let param = strip_attributes(param)?;
     let pattern = match type_colon(param) {
@@ -521,9 +550,8 @@ fn param_bindings(param: &str) -> Result<Vec<Binding>, SignatureError> {
     let unreferenced = pattern.strip_prefix('&').map(|rest| {
         let rest = rest.trim_start();
         let rest = match rest.strip_prefix('\'') {
-            Some(lifetime) => {
-                lifetime.trim_start_matches(|c: char| c == '_' || c.is_alphanumeric())
-            }
+            Some(lifetime) => lifetime
+                .trim_start_matches(|c: char| c == '_' || c.is_alphanumeric()),
             None => rest,
         };
         rest.trim_start()
@@ -561,14 +589,15 @@ fn is_identifier(s: &str) -> bool {
         && s.bytes().all(is_ident_byte)
 }
 
-/// Whether `s` is a path such as `Point` or `crate::Pair` that names a struct or variant.
+/// Whether `s` is a path such as `Point` or `crate::Pair` that names a struct or
+/// variant.
 fn is_path(s: &str) -> bool {
     !s.is_empty() && s.split("::").all(|part| is_identifier(part.trim()))
 }
 
-/// The names a pattern binds: identifiers, `mut`/`ref` bindings, tuples, slices, references,
-/// `name @ pattern`, and tuple-struct and struct patterns. `_` and `_name` bind nothing the stub
-/// needs to use.
+/// The names a pattern binds: identifiers, `mut`/`ref` bindings, tuples, slices,
+/// references, `name @ pattern`, and tuple-struct and struct patterns. `_` and
+/// `_name` bind nothing the stub needs to use.
 fn pattern_bindings(pattern: &str) -> Result<Vec<Binding>, SignatureError> {
     let p = pattern.trim();
     let unsupported = || {
@@ -636,7 +665,8 @@ fn elements(inner: &str) -> Result<Vec<Binding>, SignatureError> {
     Ok(out)
 }
 
-/// One identifier binding, or none for a `_`-prefixed name; `None` if `name` is no identifier.
+/// One identifier binding, or none for a `_`-prefixed name; `None` if `name` is no
+/// identifier.
 fn single(name: &str, mutable: bool) -> Option<Vec<Binding>> {
     let name = name.trim();
     if !is_identifier(name) {
@@ -699,11 +729,15 @@ mod tests {
     #[test]
     fn patterns_bind_their_names() {
         assert_eq!(
-            uses("fn f((a, _b): (u8, u8), &(c, mut d): &(u8, u8), [e, ..]: [u8; 3]) {"),
+            uses(
+                "fn f((a, _b): (u8, u8), &(c, mut d): &(u8, u8), [e, ..]: [u8; 3]) {"
+            ),
             ["&a", "&c", "&mut d", "&e"]
         );
         assert_eq!(
-            uses("fn f(Pair(a, b): Pair, Point { x, y: py, .. }: Point, all @ _: u8) {"),
+            uses(
+                "fn f(Pair(a, b): Pair, Point { x, y: py, .. }: Point, all @ _: u8) {"
+            ),
             ["&a", "&b", "&x", "&py", "&all"]
         );
         assert!(parse_signature("fn f(1..=3: u8) {").is_err());
@@ -737,7 +771,8 @@ impl X {
     }
 }
 ";
-        let stubbed = stub(text, "ex1-update", "ex1-update: Update — see p.md").unwrap();
+        let stubbed =
+            stub(text, "ex1-update", "ex1-update: Update — see p.md").unwrap();
         assert!(
             stubbed.contains(
                 "        // ANCHOR: ex1-update\n        let _ = (&self, &old, &mut new);\n        \
@@ -778,13 +813,15 @@ fn keys<'i>(index: Option<&'i Index>, values: &[Cow<'_, str>]) -> Vec<&'i str>
             "\"it's \\\\ \\\"q\\\"\\n\""
         );
         let once = stub(CODE, "ex1-split", "ex1-split: Split {a} \"b\"").unwrap();
-        assert!(
-            once.contains("    let _ = &key;\n    todo!(\"ex1-split: Split {{a}} \\\"b\\\"\")\n")
-        );
+        assert!(once.contains(
+            "    let _ = &key;\n    todo!(\"ex1-split: Split {{a}} \\\"b\\\"\")\n"
+        ));
         assert!(is_stub(&once, "ex1-split").unwrap());
         assert!(!is_stub(&once, "ex1-keys").unwrap());
         let twice = stub(&once, "ex1-keys", "ex1-keys: Keys").unwrap();
-        assert!(twice.contains("    let _ = (&index, &values);\n    todo!(\"ex1-keys: Keys\")\n"));
+        assert!(twice.contains(
+            "    let _ = (&index, &values);\n    todo!(\"ex1-keys: Keys\")\n"
+        ));
         let back = restore(
             &restore(&twice, CODE, "ex1-split").unwrap(),
             CODE,
@@ -812,8 +849,7 @@ fn keys<'i>(index: Option<&'i Index>, values: &[Cow<'_, str>]) -> Vec<&'i str>
         let partial = "fn f(a: u8) {\n    let b = a;\n    // ANCHOR: ex1-x\n    b;\n    // ANCHOR_END: ex1-x\n}\n";
         let err = stub(partial, "ex1-x", "m").unwrap_err().to_string();
         assert!(err.contains("whole body of `fn f`"), "{err}");
-        let trailing =
-            "fn f(a: u8) {\n    // ANCHOR: ex1-x\n    a;\n    // ANCHOR_END: ex1-x\n    a;\n}\n";
+        let trailing = "fn f(a: u8) {\n    // ANCHOR: ex1-x\n    a;\n    // ANCHOR_END: ex1-x\n    a;\n}\n";
         assert!(
             stub(trailing, "ex1-x", "m")
                 .unwrap_err()

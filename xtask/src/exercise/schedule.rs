@@ -1,13 +1,15 @@
-//! `cargo xtask exercise schedule`: one-day and two-day workshop schedules, computed from the
-//! manifest's minutes, and the generated block in the facilitator's guide. The same command
-//! regenerates the other generated files: the hints on the exercises pages (see
-//! [`pages`](super::pages)) and `exercises.lock` (see [`lock`](super::lock)).
+//! `cargo xtask exercise schedule`: one-day and two-day workshop schedules, computed
+//! from the manifest's minutes, and the generated block in the facilitator's guide.
+//! The same command regenerates the other generated files: the hints on the
+//! exercises pages (see [`pages`](super::pages)) and `exercises.lock` (see
+//! [`lock`](super::lock)).
 //!
-//! A chapter is taught as: the facilitator's talk and live demo (the chapter's `minutes`), its
-//! exercises one after another (each exercise's `minutes`), then a short debrief. A day opens
-//! with the welcome and set-up (first day) or a recap (later days), and closes with a wrap-up.
-//! Breaks are placed at the first session boundary after their time: coffee at 10:30, lunch at
-//! 12:30, coffee at 15:00. What does not fit by the end of the day is listed for self-study.
+//! A chapter is taught as: the facilitator's talk and live demo (the chapter's
+//! `minutes`), its exercises one after another (each exercise's `minutes`), then a
+//! short debrief. A day opens with the welcome and set-up (first day) or a recap
+//! (later days), and closes with a wrap-up. Breaks are placed at the first session
+//! boundary after their time: coffee at 10:30, lunch at 12:30, coffee at 15:00. What
+//! does not fit by the end of the day is listed for self-study.
 
 use std::fmt::Write as _;
 use std::fs;
@@ -131,7 +133,9 @@ impl Day {
 
     /// Adds a session, after any break that is due.
     fn place(&mut self, label: impl Into<String>, minutes: u32, kind: Kind) {
-        while let Some(pause) = self.pauses.first().copied().filter(|p| self.now >= p.at) {
+        while let Some(pause) =
+            self.pauses.first().copied().filter(|p| self.now >= p.at)
+        {
             self.pauses.remove(0);
             self.push(pause.label.to_string(), pause.minutes, Kind::Pause);
         }
@@ -185,8 +189,8 @@ fn chapter_sessions(unit: &Unit, k: usize) -> Vec<(String, u32, Kind)> {
     sessions
 }
 
-/// Lays out one day: the opening, as many chapters as fit (the last one possibly without its
-/// last exercises, but with at least half of them), the wrap-up.
+/// Lays out one day: the opening, as many chapters as fit (the last one possibly
+/// without its last exercises, but with at least half of them), the wrap-up.
 pub(crate) fn lay_out_day(units: &[Unit], first: bool, last: bool) -> DayPlan {
     let mut day = Day::new();
     if first {
@@ -202,8 +206,9 @@ pub(crate) fn lay_out_day(units: &[Unit], first: bool, last: bool) -> DayPlan {
             left_over.push(format!("{} (the whole chapter)", unit.title));
             continue;
         }
-        // A chapter is cut short only to at least half of its exercises, unless it is the day's
-        // first: a talk followed by one exercise out of five is not worth its slot.
+        // A chapter is cut short only to at least half of its exercises, unless it
+        // is the day's first: a talk followed by one exercise out of five is
+        // not worth its slot.
         let least = if placed == 0 {
             0
         } else {
@@ -222,7 +227,9 @@ pub(crate) fn lay_out_day(units: &[Unit], first: bool, last: bool) -> DayPlan {
                 }
                 if k < unit.exercises.len() {
                     full = false;
-                    left_over.extend(unit.exercises[k..].iter().map(|(label, _)| label.clone()));
+                    left_over.extend(
+                        unit.exercises[k..].iter().map(|(label, _)| label.clone()),
+                    );
                 }
             }
             None => {
@@ -247,17 +254,21 @@ pub(crate) fn lay_out_day(units: &[Unit], first: bool, last: bool) -> DayPlan {
     }
 }
 
-/// Where to end day 1 of a two-day workshop: the chapter boundary that best balances the days'
-/// content (on a tie, the earlier one). `None` with fewer than two chapters.
+/// Where to end day 1 of a two-day workshop: the chapter boundary that best balances
+/// the days' content (on a tie, the earlier one). `None` with fewer than two
+/// chapters.
 pub(crate) fn two_day_split(units: &[Unit]) -> Option<usize> {
     (1..units.len()).min_by_key(|&split| {
-        let first: u32 = units[..split].iter().map(Unit::content).sum::<u32>() + WELCOME;
-        let second: u32 = units[split..].iter().map(Unit::content).sum::<u32>() + RECAP;
+        let first: u32 =
+            units[..split].iter().map(Unit::content).sum::<u32>() + WELCOME;
+        let second: u32 =
+            units[split..].iter().map(Unit::content).sum::<u32>() + RECAP;
         first.max(second)
     })
 }
 
-/// The schedule's units, from the manifest: each chapter that has exercises, in book order.
+/// The schedule's units, from the manifest: each chapter that has exercises, in book
+/// order.
 pub(crate) fn units(manifest: &Manifest) -> Vec<Unit> {
     manifest
         .chapters
@@ -267,7 +278,9 @@ pub(crate) fn units(manifest: &Manifest) -> Vec<Unit> {
             talk: chapter.minutes,
             exercises: manifest
                 .stage_exercises(chapter.stage)
-                .map(|ex| (format!("Exercise: {} (`{}`)", ex.title, ex.id), ex.minutes))
+                .map(|ex| {
+                    (format!("Exercise: {} (`{}`)", ex.title, ex.id), ex.minutes)
+                })
                 .collect(),
         })
         .filter(|unit| !unit.exercises.is_empty())
@@ -358,8 +371,8 @@ pub(crate) fn render(manifest: &Manifest) -> String {
     out
 }
 
-/// Splits the guide into the text before the generated block (through the begin marker), the
-/// block, and the text from the end marker on.
+/// Splits the guide into the text before the generated block (through the begin
+/// marker), the block, and the text from the end marker on.
 fn split_guide(text: &str) -> Result<(&str, &str, &str), Error> {
     let begin = text
         .find(BEGIN)
@@ -368,7 +381,9 @@ fn split_guide(text: &str) -> Result<(&str, &str, &str), Error> {
     let end = text[body_start..]
         .find(END)
         .map(|at| body_start + at)
-        .ok_or_else(|| Error::Check(format!("{GUIDE} has no `{END}` line after `{BEGIN}`")))?;
+        .ok_or_else(|| {
+            Error::Check(format!("{GUIDE} has no `{END}` line after `{BEGIN}`"))
+        })?;
     Ok((&text[..body_start], &text[body_start..end], &text[end..]))
 }
 
@@ -378,10 +393,10 @@ pub(crate) fn with_block(text: &str, block: &str) -> Result<String, Error> {
     Ok(format!("{head}\n{block}{tail}"))
 }
 
-/// `cargo xtask exercise schedule [--check]`: prints the schedules and updates the generated
-/// files: the schedules in the facilitator's guide, the hints on the exercises pages (see
-/// [`pages`](super::pages)) and `exercises.lock` (see [`lock`](super::lock)). With `check`,
-/// changes nothing and fails if any is stale.
+/// `cargo xtask exercise schedule [--check]`: prints the schedules and updates the
+/// generated files: the schedules in the facilitator's guide, the hints on the
+/// exercises pages (see [`pages`](super::pages)) and `exercises.lock` (see
+/// [`lock`](super::lock)). With `check`, changes nothing and fails if any is stale.
 pub(crate) fn schedule(root: &Path, check: bool) -> Result<(), Error> {
     let manifest = Manifest::load(root)?;
     let block = render(&manifest);
@@ -516,8 +531,9 @@ mod tests {
 
     #[test]
     fn a_later_chapter_is_cut_to_no_less_than_half() {
-        // After chapter 1 (ending 15:40 with its debrief), chapter 2's talk and one of its four
-        // exercises would fit, but not two: the chapter is left whole.
+        // After chapter 1 (ending 15:40 with its debrief), chapter 2's talk and one
+        // of its four exercises would fit, but not two: the chapter is left
+        // whole.
         let units = [
             unit("1", 60, &[60, 60, 60, 30]),
             unit("2", 30, &[20, 20, 20, 20]),
@@ -560,7 +576,8 @@ mod tests {
             unit("3", 30, &[30]),
             unit("4", 80, &[100]),
         ];
-        // Split after 2: 30+160+70=260 vs 15+70+190=275; after 1: 190 vs 345; after 3: 360 vs 205.
+        // Split after 2: 30+160+70=260 vs 15+70+190=275; after 1: 190 vs 345; after
+        // 3: 360 vs 205.
         assert_eq!(two_day_split(&units), Some(2));
     }
 

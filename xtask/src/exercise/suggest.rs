@@ -1,11 +1,12 @@
-//! "Did you mean …?" for a mistyped exercise id or stage name, by Levenshtein distance
-//! (`strsim`, which clap uses for its own suggestions).
+//! "Did you mean …?" for a mistyped exercise id or stage name, by Levenshtein
+//! distance (`strsim`, which clap uses for its own suggestions).
 
 use strsim::levenshtein;
 
-/// The candidate the learner most likely meant by `input`: the nearest by edit distance when it
-/// is close enough (at most 2 edits, or a third of the input's length), else the only candidate
-/// that contains `input` (of at least three characters). `None` when nothing is convincing.
+/// The candidate the learner most likely meant by `input`: the nearest by edit
+/// distance when it is close enough (at most 2 edits, or a third of the input's
+/// length), else the only candidate that contains `input` (of at least three
+/// characters). `None` when nothing is convincing.
 pub(crate) fn did_you_mean<'c>(
     input: &str,
     candidates: impl IntoIterator<Item = &'c str>,

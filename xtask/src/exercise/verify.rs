@@ -1,21 +1,24 @@
 //! `cargo xtask exercise verify`: the red check.
 //!
-//! For every exercise, in a scratch copy of the workspace that shares the target directory:
-//! stub only that region, build the tests of the crate holding it, require no warnings from that
-//! crate, then run each of its tests on its own, with a time limit. The exercise's tests must
-//! fail, tests matching its `also_breaks` filters may do anything, and every other test of the
-//! crate must pass. Before the exercises of a crate, the unstubbed crate must build without
-//! warnings and pass all its tests, so that a failure below always points at the stub. Builds
-//! allow dead code, as the learner's do (see [`cargo`](super::cargo)): a helper that only the
-//! stubbed region calls is unused, and that is expected. Every other warning fails the check.
+//! For every exercise, in a scratch copy of the workspace that shares the target
+//! directory: stub only that region, build the tests of the crate holding it,
+//! require no warnings from that crate, then run each of its tests on its own, with
+//! a time limit. The exercise's tests must fail, tests matching its `also_breaks`
+//! filters may do anything, and every other test of the crate must pass. Before the
+//! exercises of a crate, the unstubbed crate must build without warnings and pass
+//! all its tests, so that a failure below always points at the stub. Builds
+//! allow dead code, as the learner's do (see [`cargo`](super::cargo)): a helper that
+//! only the stubbed region calls is unused, and that is expected. Every other
+//! warning fails the check.
 //!
-//! The order of the exercises is checked too: a learner does them in the manifest's order, so
-//! an exercise's tests must not need a region that comes later. When region B is stubbed, a
-//! failing test that matches the `tests` filter of an exercise A before B in the same stage is
-//! an ordering error, "A's tests need B, which comes later", whatever B's `also_breaks` say.
+//! The order of the exercises is checked too: a learner does them in the manifest's
+//! order, so an exercise's tests must not need a region that comes later. When
+//! region B is stubbed, a failing test that matches the `tests` filter of an
+//! exercise A before B in the same stage is an ordering error, "A's tests need B,
+//! which comes later", whatever B's `also_breaks` say.
 //!
-//! Doc-tests are skipped: they carry no exercise ids, and compiling them per region would cost
-//! minutes.
+//! Doc-tests are skipped: they carry no exercise ids, and compiling them per region
+//! would cost minutes.
 
 use std::collections::BTreeSet;
 use std::fs;
@@ -36,7 +39,8 @@ use super::process::{self, Captured, Ending};
 use super::region;
 use crate::error::Error;
 
-/// Command-line options of `verify` (parsed by clap, see [`ExerciseCommand`](super::ExerciseCommand)).
+/// Command-line options of `verify` (parsed by clap, see
+/// [`ExerciseCommand`](super::ExerciseCommand)).
 #[derive(Debug, Clone)]
 pub(crate) struct Options {
     /// The time limit for one test.
@@ -48,7 +52,11 @@ pub(crate) struct Options {
 }
 
 /// Runs the red check. Fails naming every region that did not prove red, and why.
-pub(crate) fn verify(root: &Path, options: &Options, style: &Style) -> Result<(), Error> {
+pub(crate) fn verify(
+    root: &Path,
+    options: &Options,
+    style: &Style,
+) -> Result<(), Error> {
     let started = Instant::now();
     let manifest = Manifest::load(root)?;
     let selected = select(&manifest, root, &options.only)?;
@@ -61,7 +69,8 @@ pub(crate) fn verify(root: &Path, options: &Options, style: &Style) -> Result<()
                 .any(|ex| selected.contains(ex.id.as_str()))
         })
         .collect();
-    let notes = manifest.check_against(root, (!options.only.is_empty()).then_some(&selected))?;
+    let notes = manifest
+        .check_against(root, (!options.only.is_empty()).then_some(&selected))?;
     println!(
         "verify: {} of {} exercises selected; every region found, stubbable and listed{}",
         selected.len(),
@@ -85,10 +94,9 @@ pub(crate) fn verify(root: &Path, options: &Options, style: &Style) -> Result<()
         options.timeout.as_secs()
     );
     for chapter in &manifest.chapters {
-        let wanted = manifest
-            .exercises
-            .iter()
-            .any(|ex| ex.stage() == chapter.stage && selected.contains(ex.id.as_str()));
+        let wanted = manifest.exercises.iter().any(|ex| {
+            ex.stage() == chapter.stage && selected.contains(ex.id.as_str())
+        });
         if let (true, Some(why)) = (wanted, &chapter.order_unenforced) {
             println!(
                 "    {} stage {}: the exercise order is not enforced yet ({why})",
@@ -126,8 +134,10 @@ pub(crate) fn verify(root: &Path, options: &Options, style: &Style) -> Result<()
         for result in &baseline.results {
             match &result.outcome {
                 Outcome::Pass => {}
-                Outcome::Fail(why) => baseline_problems
-                    .push(format!("{} fails without any stub: {why}", result.shown())),
+                Outcome::Fail(why) => baseline_problems.push(format!(
+                    "{} fails without any stub: {why}",
+                    result.shown()
+                )),
                 Outcome::Hang => baseline_problems.push(format!(
                     "{} hangs without any stub (over {} s)",
                     result.shown(),
@@ -147,17 +157,20 @@ pub(crate) fn verify(root: &Path, options: &Options, style: &Style) -> Result<()
             for problem in &baseline_problems {
                 println!("    {problem}");
             }
-            failed.extend(
-                exercises
-                    .iter()
-                    .map(|ex| format!("{} (its crate is not clean without stubs)", ex.id)),
-            );
+            failed.extend(exercises.iter().map(|ex| {
+                format!("{} (its crate is not clean without stubs)", ex.id)
+            }));
             continue;
         }
         for ex in exercises {
             let clock = Instant::now();
             let earlier = manifest.earlier_in_stage(ex);
-            let verdict = scratch.check_exercise(ex, &earlier, &manifest.todo_message(ex), options);
+            let verdict = scratch.check_exercise(
+                ex,
+                &earlier,
+                &manifest.todo_message(ex),
+                options,
+            );
             let secs = clock.elapsed().as_secs_f64();
             hangs += verdict.hangs;
             match verdict.problems.as_slice() {
@@ -321,9 +334,9 @@ pub(crate) struct Verdict {
     pub(crate) hangs: usize,
 }
 
-/// Applies the red check's rules to the test results of a stubbed exercise. `earlier` are the
-/// exercises of the same stage that come before `ex`: a failing test of theirs is an ordering
-/// error.
+/// Applies the red check's rules to the test results of a stubbed exercise.
+/// `earlier` are the exercises of the same stage that come before `ex`: a failing
+/// test of theirs is an ordering error.
 pub(crate) fn judge(
     ex: &Exercise,
     earlier: &[&Exercise],
@@ -386,11 +399,14 @@ pub(crate) fn judge(
         }
         match &result.outcome {
             Outcome::Pass => verdict.green += 1,
-            Outcome::Fail(why) if why.contains(&stub_panic) => {
-                other_failures.push(format!("{}: reaches the stub's todo!()", result.shown()))
+            Outcome::Fail(why) if why.contains(&stub_panic) => other_failures
+                .push(format!("{}: reaches the stub's todo!()", result.shown())),
+            Outcome::Fail(why) => {
+                other_failures.push(format!("{}: {why}", result.shown()))
             }
-            Outcome::Fail(why) => other_failures.push(format!("{}: {why}", result.shown())),
-            Outcome::Hang => other_failures.push(format!("{}: hangs", result.shown())),
+            Outcome::Hang => {
+                other_failures.push(format!("{}: hangs", result.shown()))
+            }
         }
     }
     if named == 0 {
@@ -434,7 +450,8 @@ pub(crate) fn judge(
             ));
         }
     }
-    let ignored_named: Vec<&String> = ignored.iter().filter(|t| t.contains(&ex.tests)).collect();
+    let ignored_named: Vec<&String> =
+        ignored.iter().filter(|t| t.contains(&ex.tests)).collect();
     if !ignored_named.is_empty() {
         verdict.notes.push(format!(
             "ignored, so not run: {}",
@@ -448,10 +465,11 @@ pub(crate) fn judge(
     verdict
 }
 
-/// A scratch copy of the workspace: the git-tracked files plus the untracked ones that are not
-/// ignored. It lives at a fixed path per workspace under the system temp directory, so the
-/// shared target directory keeps one set of its artifacts, and is refreshed file by file (only
-/// changed files are rewritten, so unchanged crates stay fresh for cargo).
+/// A scratch copy of the workspace: the git-tracked files plus the untracked ones
+/// that are not ignored. It lives at a fixed path per workspace under the system
+/// temp directory, so the shared target directory keeps one set of its artifacts,
+/// and is refreshed file by file (only changed files are rewritten, so unchanged
+/// crates stay fresh for cargo).
 struct Scratch {
     /// The copy's root (canonical).
     dir: PathBuf,
@@ -459,7 +477,8 @@ struct Scratch {
     logs: PathBuf,
     /// The shared target directory.
     target_dir: PathBuf,
-    /// The lock file this run holds, removed on drop; `None` for a private (per-process) copy.
+    /// The lock file this run holds, removed on drop; `None` for a private
+    /// (per-process) copy.
     lock: Option<PathBuf>,
 }
 
@@ -493,8 +512,8 @@ impl Scratch {
             }
             Err(_) => {
                 let holder = fs::read_to_string(&lock).unwrap_or_default();
-                let alive =
-                    !holder.trim().is_empty() && Path::new("/proc").join(holder.trim()).exists();
+                let alive = !holder.trim().is_empty()
+                    && Path::new("/proc").join(holder.trim()).exists();
                 if alive {
                     println!(
                         "verify: another verify (pid {}) uses {}; using a private copy",
@@ -524,7 +543,8 @@ impl Scratch {
         Ok(scratch)
     }
 
-    /// Makes the copy hold exactly the workspace's tracked and unignored untracked files.
+    /// Makes the copy hold exactly the workspace's tracked and unignored untracked
+    /// files.
     fn sync(&self, root: &Path) -> Result<(), Error> {
         let out = Command::new("git")
             .arg("-C")
@@ -575,7 +595,8 @@ impl Scratch {
             let dest = self.dir.join(rel);
             if fs::read(&dest).ok().as_deref() != Some(bytes.as_slice()) {
                 if let Some(parent) = dest.parent() {
-                    fs::create_dir_all(parent).map_err(Error::io("create", parent))?;
+                    fs::create_dir_all(parent)
+                        .map_err(Error::io("create", parent))?;
                 }
                 fs::write(&dest, &bytes).map_err(Error::io("write", &dest))?;
             }
@@ -585,7 +606,11 @@ impl Scratch {
     }
 
     /// Builds the crate's tests in the copy as it is now, and runs each of them.
-    fn build_and_run(&self, crate_name: &str, options: &Options) -> Result<StageRun, Error> {
+    fn build_and_run(
+        &self,
+        crate_name: &str,
+        options: &Options,
+    ) -> Result<StageRun, Error> {
         let Build { binaries, warnings } = self.build(crate_name)?;
         let mut tests = Vec::new();
         let mut ignored = Vec::new();
@@ -597,7 +622,8 @@ impl Scratch {
                 ignored.push(format!("{name}: {test}"));
             }
         }
-        tests.retain(|(name, _, test)| !ignored.contains(&format!("{name}: {test}")));
+        tests
+            .retain(|(name, _, test)| !ignored.contains(&format!("{name}: {test}")));
         let results = self.run_tests(crate_name, &tests, options)?;
         Ok(StageRun {
             warnings,
@@ -606,10 +632,11 @@ impl Scratch {
         })
     }
 
-    /// `cargo test -p CRATE --tests --no-run`, dead code allowed: the test executables (the lib's
-    /// unit tests and the integration tests; examples are not built, so their uplifted binaries
-    /// in the shared target directory stay the workspace's own) and the crate's warnings; an
-    /// error with the compiler's errors when the build fails.
+    /// `cargo test -p CRATE --tests --no-run`, dead code allowed: the test
+    /// executables (the lib's unit tests and the integration tests; examples are
+    /// not built, so their uplifted binaries in the shared target directory stay
+    /// the workspace's own) and the crate's warnings; an error with the
+    /// compiler's errors when the build fails.
     fn build(&self, crate_name: &str) -> Result<Build, Error> {
         let args = [
             "test",
@@ -634,7 +661,9 @@ impl Scratch {
                 continue;
             };
             match message["reason"].as_str() {
-                Some("compiler-artifact") if message["profile"]["test"] == Value::Bool(true) => {
+                Some("compiler-artifact")
+                    if message["profile"]["test"] == Value::Bool(true) =>
+                {
                     if let (Some(exe), Some(name)) = (
                         message["executable"].as_str(),
                         message["target"]["name"].as_str(),
@@ -645,13 +674,17 @@ impl Scratch {
                 Some("compiler-message") => {
                     let diagnostic = &message["message"];
                     let text = diagnostic["message"].as_str().unwrap_or("");
-                    let rendered = diagnostic["rendered"].as_str().unwrap_or(text).to_string();
-                    let summary = text.ends_with("emitted") || text.starts_with("aborting due to");
+                    let rendered =
+                        diagnostic["rendered"].as_str().unwrap_or(text).to_string();
+                    let summary = text.ends_with("emitted")
+                        || text.starts_with("aborting due to");
                     match diagnostic["level"].as_str() {
                         Some("error") if !summary => errors.push(rendered),
                         Some("warning")
                             if !summary
-                                && message["manifest_path"].as_str().map(Path::new)
+                                && message["manifest_path"]
+                                    .as_str()
+                                    .map(Path::new)
                                     == Some(manifest_path.as_path())
                                 && !warnings.contains(&rendered) =>
                         {
@@ -708,13 +741,12 @@ impl Scratch {
                             .env("CARGO_PKG_NAME", crate_name)
                             .env("PROPTEST_DISABLE_FAILURE_PERSISTENCE", "1")
                             .env("RUST_BACKTRACE", "0");
-                        let result = process::run(command, options.timeout, &log).map(|captured| {
-                            TestResult {
+                        let result = process::run(command, options.timeout, &log)
+                            .map(|captured| TestResult {
                                 binary: binary.clone(),
                                 name: name.clone(),
                                 outcome: outcome(&captured),
-                            }
-                        });
+                            });
                         if let Ok(mut all) = results.lock() {
                             all[i] = Some(result);
                         }
@@ -734,8 +766,9 @@ impl Scratch {
             .collect()
     }
 
-    /// Stubs `ex`'s region in the copy, builds and runs its crate's tests, restores the file,
-    /// and judges the results (`earlier`: the exercises of its stage before it).
+    /// Stubs `ex`'s region in the copy, builds and runs its crate's tests, restores
+    /// the file, and judges the results (`earlier`: the exercises of its stage
+    /// before it).
     fn check_exercise(
         &self,
         ex: &Exercise,
@@ -762,7 +795,8 @@ impl Scratch {
         let restored = fs::write(&path, &original);
         let mut verdict = match run {
             Ok(run) => {
-                let mut verdict = judge(ex, earlier, &run.results, &run.ignored, options.timeout);
+                let mut verdict =
+                    judge(ex, earlier, &run.results, &run.ignored, options.timeout);
                 let mut warnings = run.warning_problems();
                 if !warnings.is_empty() {
                     warnings.insert(
@@ -794,15 +828,17 @@ impl Scratch {
     }
 }
 
-/// `manifest` (a `Cargo.toml`) with the version of its `[package]` or `[workspace.package]`
-/// table tagged with semver build metadata, `0.1.0` → `0.1.0+TAG`.
+/// `manifest` (a `Cargo.toml`) with the version of its `[package]` or
+/// `[workspace.package]` table tagged with semver build metadata, `0.1.0` →
+/// `0.1.0+TAG`.
 ///
-/// Why: cargo names a workspace crate's artifacts after a hash of its package id, and hashes a
-/// path package's location relative to the workspace root. The scratch copy has the same layout
-/// as the workspace, so without the tag its stubbed builds would write the very files the
-/// workspace's own builds use, and cargo's mtime-based freshness check would then let the
-/// workspace run stubbed code. A version is part of the package id, so the tag gives the copy's
-/// crates artifacts of their own, while registry dependencies stay shared.
+/// Why: cargo names a workspace crate's artifacts after a hash of its package id,
+/// and hashes a path package's location relative to the workspace root. The scratch
+/// copy has the same layout as the workspace, so without the tag its stubbed builds
+/// would write the very files the workspace's own builds use, and cargo's
+/// mtime-based freshness check would then let the workspace run stubbed code. A
+/// version is part of the package id, so the tag gives the copy's crates artifacts
+/// of their own, while registry dependencies stay shared.
 fn tag_versions(manifest: &str, tag: &str) -> String {
     let mut table = String::new();
     let mut out = String::with_capacity(manifest.len() + tag.len());
@@ -1019,16 +1055,22 @@ mod tests {
         );
         assert_eq!(verdict.problems.len(), 1, "{:#?}", verdict.problems);
         assert!(
-            verdict.problems[0]
-                .starts_with("ex2-pop's tests need ex2-replace-deletions, which comes later"),
+            verdict.problems[0].starts_with(
+                "ex2-pop's tests need ex2-replace-deletions, which comes later"
+            ),
             "{}",
             verdict.problems[0]
         );
-        assert!(verdict.problems[0].contains("t: ex2_pop::has_synced\n      t: ex2_pop::in_order"));
+        assert!(
+            verdict.problems[0]
+                .contains("t: ex2_pop::has_synced\n      t: ex2_pop::in_order")
+        );
         assert_eq!((verdict.red, verdict.also_failed, verdict.green), (1, 2, 2));
-        // Without `also_breaks`, the same failures are reported once, as an ordering error.
+        // Without `also_breaks`, the same failures are reported once, as an ordering
+        // error.
         replace.also_breaks.clear();
-        let verdict = judge(&replace, &[&pop], &results, &[], Duration::from_secs(60));
+        let verdict =
+            judge(&replace, &[&pop], &results, &[], Duration::from_secs(60));
         assert_eq!(verdict.problems.len(), 1, "{:#?}", verdict.problems);
         assert!(verdict.problems[0].starts_with("ex2-pop's tests need"));
         // Later exercises' tests may fail: that is what `also_breaks` is for.
@@ -1053,7 +1095,8 @@ mod tests {
             tag_versions(manifest, "t1"),
             "[package]\nname = \"a\"\nversion = \"0.1.0+t1\"\n\n[dependencies]\nb = { version = \"1\" }\nversion = \"9\"\n"
         );
-        let root = "[workspace.package]\nversion = \"2.0.0+x\"\r\nedition = \"2024\"\n";
+        let root =
+            "[workspace.package]\nversion = \"2.0.0+x\"\r\nedition = \"2024\"\n";
         assert_eq!(
             tag_versions(root, "t1"),
             "[workspace.package]\nversion = \"2.0.0+x.t1\"\r\nedition = \"2024\"\n"
@@ -1064,7 +1107,8 @@ mod tests {
 
     #[test]
     fn scratch_files_are_pruned() {
-        let dir = std::env::temp_dir().join(format!("xtask-verify-prune-{}", std::process::id()));
+        let dir = std::env::temp_dir()
+            .join(format!("xtask-verify-prune-{}", std::process::id()));
         fs::create_dir_all(dir.join("a/b")).unwrap();
         fs::write(dir.join("a/b/keep.rs"), "x").unwrap();
         fs::write(dir.join("a/drop.rs"), "y").unwrap();
