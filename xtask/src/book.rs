@@ -15,6 +15,9 @@ use std::process::Command;
 
 use crate::error::Error;
 
+mod browser;
+mod listings;
+
 /// A tool the book needs, pinned to one version and installed with `cargo install
 /// --locked`.
 struct Tool {
@@ -26,40 +29,102 @@ struct Tool {
     version: &'static str,
 }
 
-/// The pinned tools. `mdbook-mermaid` runs as a preprocessor (see `book/book.toml`).
-const TOOLS: [Tool; 2] = [
-    Tool {
-        bin: "mdbook",
-        package: "mdbook",
-        version: "0.5.4",
-    },
-    Tool {
-        bin: "mdbook-mermaid",
-        package: "mdbook-mermaid",
-        version: "0.17.1",
-    },
-];
+/// The pinned tools. Diagrams need none: they are `<pre class="mermaid">` blocks that
+/// the vendored `book/mermaid.min.js` renders (see `book/book.toml`).
+const TOOLS: [Tool; 1] = [Tool {
+    bin: "mdbook",
+    package: "mdbook",
+    version: "0.5.4",
+}];
 
-/// `cargo xtask book build`: check the includes, ensure the tools, run `mdbook build
-/// book`.
+/// `cargo xtask book build`: check the includes and where they stand, ensure the
+/// tools, run `mdbook build book`, then fail on any warning mdBook printed and on
+/// any listing too wide for the page or too long (see [`listings`]).
 pub(crate) fn build(root: &Path) -> Result<(), Error> {
     let src = root.join("book").join("src");
     let report = check_includes(&src).map_err(Error::io("read", &src))?;
-    if !report.problems.is_empty() {
-        for problem in &report.problems {
-            eprintln!("{}", problem.relative_to(root));
+    let mut problems: Vec<String> = report
+        .problems
+        .iter()
+        .map(|problem| problem.relative_to(root).to_string())
+        .collect();
+    problems.extend(
+        placement_findings(root, &src)?
+            .iter()
+            .map(ToString::to_string),
+    );
+    if !problems.is_empty() {
+        for problem in &problems {
+            eprintln!("{problem}");
         }
         return Err(Error::Check(format!(
-            "{} broken include(s) in book/src (mdBook would render them as empty or wrong blocks)",
-            report.problems.len()
+            "{} broken or misplaced include(s) in book/src (mdBook would render them \
+             as empty or broken listings)",
+            problems.len()
         )));
     }
     println!(
-        "xtask: checked {} include(s) in {} markdown file(s): all resolve",
+        "xtask: checked {} include(s) in {} markdown file(s): all resolve, each at \
+         the start of a line outside lists",
         report.directives, report.files
     );
     ensure_tools()?;
-    run_mdbook(root, &["build", "book"])
+    let output = run_mdbook_captured(root, &["build", "book"])?;
+    let mut findings: Vec<String> = listings::warnings(&output)
+        .into_iter()
+        .map(|line| format!("mdbook: {}", line.trim()))
+        .collect();
+    let out = root.join("book").join("book");
+    let (count, rendered) =
+        listings::check_rendered(&out).map_err(Error::io("read", &out))?;
+    findings.extend(rendered.iter().map(ToString::to_string));
+    if !findings.is_empty() {
+        for finding in &findings {
+            eprintln!("{finding}");
+        }
+        return Err(Error::Check(format!(
+            "{} problem(s) in the built book: mdBook warnings, or listings wider than \
+             {} columns or longer than {} lines",
+            findings.len(),
+            listings::PAGE_COLUMNS,
+            listings::MAX_LINES
+        )));
+    }
+    println!(
+        "xtask: no mdBook warnings; {count} listing(s), each within {} columns and {} \
+         lines (or marked `{}`)",
+        listings::PAGE_COLUMNS,
+        listings::MAX_LINES,
+        listings::LONG_LISTING
+    );
+    Ok(())
+}
+
+/// `cargo xtask book browser-check`: every page of the built book in headless
+/// Chromium (see [`browser`]).
+pub(crate) fn browser_check(root: &Path) -> Result<(), Error> {
+    browser::check(&root.join("book").join("book"))
+}
+
+/// Where the include directives stand, in every markdown file under `src`.
+fn placement_findings(
+    root: &Path,
+    src: &Path,
+) -> Result<Vec<listings::Finding>, Error> {
+    let mut files = Vec::new();
+    collect_markdown(src, &mut files).map_err(Error::io("read", src))?;
+    files.sort();
+    let mut findings = Vec::new();
+    for file in files {
+        let text = fs::read_to_string(&file).map_err(Error::io("read", &file))?;
+        let label = file
+            .strip_prefix(root)
+            .unwrap_or(&file)
+            .display()
+            .to_string();
+        findings.extend(listings::check_placement(&label, &text));
+    }
+    Ok(findings)
 }
 
 /// `cargo xtask book serve [ARGS]`: ensure the tools, run `mdbook serve book
@@ -101,6 +166,30 @@ fn run_mdbook(root: &Path, args: &[&str]) -> Result<(), Error> {
         Err(Error::Tool {
             command: format!("mdbook {}", args.join(" ")),
             detail: status.to_string(),
+        })
+    }
+}
+
+/// Runs `mdbook ARGS` in the workspace root, echoing its output, and returns that
+/// output (stdout, then stderr) for the warning check.
+fn run_mdbook_captured(root: &Path, args: &[&str]) -> Result<String, Error> {
+    let output = Command::new("mdbook")
+        .args(args)
+        .current_dir(root)
+        .output()
+        .map_err(Error::spawn("mdbook"))?;
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    print!("{text}");
+    if output.status.success() {
+        Ok(text)
+    } else {
+        Err(Error::Tool {
+            command: format!("mdbook {}", args.join(" ")),
+            detail: output.status.to_string(),
         })
     }
 }
@@ -304,6 +393,8 @@ enum Kind {
 /// One directive found in a markdown file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Directive {
+    /// Its byte offset in the file.
+    offset: usize,
     /// Its line, from 1.
     line: usize,
     /// Its kind.
@@ -334,6 +425,7 @@ fn find_directives(text: &str) -> Vec<Directive> {
         {
             if let Some(kind) = kind {
                 found.push(Directive {
+                    offset: i,
                     line: 1 + text[..i].matches('\n').count(),
                     kind,
                     target: target.trim().to_string(),

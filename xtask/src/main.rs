@@ -5,6 +5,7 @@
 //! ```text
 //! cargo xtask book build          check the book's includes, then `mdbook build book`
 //! cargo xtask book serve [ARGS]   `mdbook serve book [ARGS]`, e.g. `--open` or `-p 3001`
+//! cargo xtask book browser-check  every page of the built book in headless Chromium
 //! cargo xtask exercise COMMAND     the exercises: start, next, check, hint, solution, reset,
 //!                                  and CI's verify and schedule --check
 //! cargo xtask help [COMMAND]      the commands, their arguments and options
@@ -76,6 +77,11 @@ enum BookCommand {
         )]
         args: Vec<String>,
     },
+    /// Open every page of the built book in headless Chromium and fail on console
+    /// errors, raw directives, broken or too-wide listings and unrendered diagrams
+    ///
+    /// Run `cargo xtask book build` first. Uses $CHROMIUM, or chromium on PATH.
+    BrowserCheck,
 }
 
 fn main() -> ExitCode {
@@ -98,6 +104,9 @@ fn run(root: &Path, command: Commands) -> Result<(), Error> {
         Commands::Book {
             command: BookCommand::Serve { args },
         } => book::serve(root, &args),
+        Commands::Book {
+            command: BookCommand::BrowserCheck,
+        } => book::browser_check(root),
         Commands::Exercise { command } => exercise::run(root, command),
     }
 }

@@ -57,6 +57,19 @@ pub(crate) struct Chapter {
     /// failing, until the tests are made independent and this is removed.
     #[serde(default)]
     pub(crate) order_unenforced: Option<String>,
+    /// The exercises of this chapter that the workshop schedules leave as
+    /// take-home, each with the reason: the talk covers them, and the room does
+    /// the chapter's other exercises. Written as a `[chapter.take_home]` table
+    /// of `id = "reason"` after the chapter's fields.
+    #[serde(default)]
+    pub(crate) take_home: BTreeMap<String, String>,
+}
+
+impl Chapter {
+    /// Whether the workshop schedules leave `ex` as take-home.
+    pub(crate) fn is_take_home(&self, ex: &Exercise) -> bool {
+        self.take_home.contains_key(&ex.id)
+    }
 }
 
 /// One exercise: a region of the reference code and what proves it.
@@ -150,6 +163,31 @@ impl Manifest {
                 ));
             }
             chapter_stages.push(chapter.stage);
+            for (id, reason) in &chapter.take_home {
+                let at =
+                    format!("chapter `{}`: `take_home` names `{id}`", chapter.title);
+                if !self
+                    .exercises
+                    .iter()
+                    .any(|ex| ex.id == *id && ex.stage() == chapter.stage)
+                {
+                    problems.push(format!(
+                        "{at}, which is not an exercise of this chapter"
+                    ));
+                }
+                if reason.trim().is_empty() {
+                    problems.push(format!("{at} without a reason"));
+                }
+            }
+            let mut exercises = self.stage_exercises(chapter.stage).peekable();
+            if exercises.peek().is_some()
+                && exercises.all(|ex| chapter.is_take_home(ex))
+            {
+                problems.push(format!(
+                    "chapter `{}`: every exercise is `take_home`; keep at least one for the room",
+                    chapter.title
+                ));
+            }
         }
         let mut ids = BTreeSet::new();
         let mut last_chapter = 0;
@@ -864,6 +902,42 @@ minutes = 10
             problems,
             [
                 "exercise `ex1-late`: out of book order: it comes after an exercise of a later chapter"
+            ]
+        );
+    }
+
+    #[test]
+    fn take_home_exercises_belong_to_the_chapter_and_leave_one_in_the_room() {
+        let chapter_1 = "exercises_page = \"stage1/exercises.md\"\nminutes = 30\n";
+        let with = |table: &str| {
+            GOOD.replacen(
+                chapter_1,
+                &format!("{chapter_1}\n[chapter.take_home]\n{table}\n"),
+                1,
+            )
+        };
+        let manifest =
+            Manifest::parse(&with("ex1-split-key = \"the talk covers it\""))
+                .unwrap();
+        assert_eq!(manifest.problems(), Vec::<String>::new());
+        let chapter = &manifest.chapters[0];
+        assert!(chapter.is_take_home(&manifest.exercises[0]));
+        assert!(!chapter.is_take_home(&manifest.exercises[1]));
+        assert!(manifest.chapters[1].take_home.is_empty());
+
+        let problems = Manifest::parse(&with(
+            "ex1-split-key = \" \"\nex1-update-index = \"r\"\nex5-resize = \"r\"",
+        ))
+        .unwrap()
+        .problems();
+        assert_eq!(
+            problems,
+            [
+                "chapter `1. The indexed store`: `take_home` names `ex1-split-key` without a reason",
+                "chapter `1. The indexed store`: `take_home` names `ex5-resize`, which is not an \
+                 exercise of this chapter",
+                "chapter `1. The indexed store`: every exercise is `take_home`; keep at least one \
+                 for the room",
             ]
         );
     }

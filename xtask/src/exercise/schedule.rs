@@ -7,9 +7,16 @@
 //! A chapter is taught as: the facilitator's talk and live demo (the chapter's
 //! `minutes`), its exercises one after another (each exercise's `minutes`), then a
 //! short debrief. A day opens with the welcome and set-up (first day) or a recap
-//! (later days), and closes with a wrap-up. Breaks are placed at the first session
-//! boundary after their time: coffee at 10:30, lunch at 12:30, coffee at 15:00. What
-//! does not fit by the end of the day is listed for self-study.
+//! (later days), and closes with a wrap-up by 17:30. Breaks are placed at the first
+//! session boundary after their time: coffee at 10:30, lunch at 12:30, coffee at
+//! 15:00. What does not fit by the end of the day is listed for self-study.
+//!
+//! A chapter may name exercises as take-home (`[chapter.take_home]` in the
+//! manifest, each with its reason): its talk covers them, but the room does only
+//! the chapter's other exercises, and the day lists them after its table. That is
+//! how the two-day schedule keeps every chapter in the room: chapters 1 to 3 on
+//! day 1, which would otherwise run past 18:00, and 4 and 5 on day 2. The
+//! test `the_manifest_s_two_day_schedule_teaches_every_chapter` guards it.
 
 use std::fmt::Write as _;
 use std::fs;
@@ -27,8 +34,9 @@ pub(crate) const END: &str = "<!-- schedule:end -->";
 
 /// When a day starts, in minutes after midnight (09:00).
 const DAY_START: u32 = 9 * 60;
-/// When a day must be over (17:00).
-const DAY_END: u32 = 17 * 60;
+/// When a day must be over (17:30): a workshop day of eight and a half hours,
+/// breaks included, so that day 1 of two holds chapters 1 to 3.
+const DAY_END: u32 = 17 * 60 + 30;
 /// The first day's opening: welcome, everyone's set-up checked, `exercise start`.
 const WELCOME: u32 = 30;
 /// A later day's opening: what we built yesterday, questions.
@@ -99,8 +107,11 @@ pub(crate) struct Unit {
     pub(crate) title: String,
     /// Talk and demo minutes.
     pub(crate) talk: u32,
-    /// The exercises: `(label, minutes)`.
+    /// The exercises done in the room: `(label, minutes)`.
     pub(crate) exercises: Vec<(String, u32)>,
+    /// The take-home exercises: `(label, reason)`. The talk covers them; they
+    /// take no time in the schedule.
+    pub(crate) take_home: Vec<(String, String)>,
 }
 
 impl Unit {
@@ -171,8 +182,11 @@ pub(crate) struct DayPlan {
     pub(crate) sessions: Vec<Session>,
     /// When the day ends.
     pub(crate) end: u32,
-    /// Exercises and chapters left for self-study.
+    /// Exercises and chapters left for self-study: they did not fit.
     pub(crate) left_over: Vec<String>,
+    /// The take-home exercises of the chapters taught this day: `(label,
+    /// reason)`.
+    pub(crate) take_home: Vec<(String, String)>,
 }
 
 /// The sessions of a chapter with its first `k` exercises.
@@ -190,7 +204,8 @@ fn chapter_sessions(unit: &Unit, k: usize) -> Vec<(String, u32, Kind)> {
 }
 
 /// Lays out one day: the opening, as many chapters as fit (the last one possibly
-/// without its last exercises, but with at least half of them), the wrap-up.
+/// without its last exercises, but with at least half of them), the wrap-up. The
+/// take-home exercises of every chapter whose talk is given go with the day.
 pub(crate) fn lay_out_day(units: &[Unit], first: bool, last: bool) -> DayPlan {
     let mut day = Day::new();
     if first {
@@ -199,6 +214,7 @@ pub(crate) fn lay_out_day(units: &[Unit], first: bool, last: bool) -> DayPlan {
         day.place("Recap and questions", RECAP, Kind::Talk);
     }
     let mut left_over = Vec::new();
+    let mut take_home = Vec::new();
     let mut full = true;
     let mut placed = 0;
     for unit in units {
@@ -225,6 +241,7 @@ pub(crate) fn lay_out_day(units: &[Unit], first: bool, last: bool) -> DayPlan {
                 for (label, minutes, kind) in chapter_sessions(unit, k) {
                     day.place(label, minutes, kind);
                 }
+                take_home.extend(unit.take_home.iter().cloned());
                 if k < unit.exercises.len() {
                     full = false;
                     left_over.extend(
@@ -251,6 +268,7 @@ pub(crate) fn lay_out_day(units: &[Unit], first: bool, last: bool) -> DayPlan {
         end: day.now,
         sessions: day.sessions,
         left_over,
+        take_home,
     }
 }
 
@@ -268,22 +286,39 @@ pub(crate) fn two_day_split(units: &[Unit]) -> Option<usize> {
 }
 
 /// The schedule's units, from the manifest: each chapter that has exercises, in book
-/// order.
+/// order, with its take-home exercises set apart.
 pub(crate) fn units(manifest: &Manifest) -> Vec<Unit> {
     manifest
         .chapters
         .iter()
-        .map(|chapter| Unit {
-            title: chapter.title.clone(),
-            talk: chapter.minutes,
-            exercises: manifest
+        .map(|chapter| {
+            let (home, room): (Vec<_>, Vec<_>) = manifest
                 .stage_exercises(chapter.stage)
-                .map(|ex| {
-                    (format!("Exercise: {} (`{}`)", ex.title, ex.id), ex.minutes)
-                })
-                .collect(),
+                .partition(|ex| chapter.is_take_home(ex));
+            Unit {
+                title: chapter.title.clone(),
+                talk: chapter.minutes,
+                exercises: room
+                    .into_iter()
+                    .map(|ex| {
+                        (format!("Exercise: {} (`{}`)", ex.title, ex.id), ex.minutes)
+                    })
+                    .collect(),
+                take_home: home
+                    .into_iter()
+                    .map(|ex| {
+                        (
+                            format!(
+                                "{} (`{}`, {} min)",
+                                ex.title, ex.id, ex.minutes
+                            ),
+                            chapter.take_home[&ex.id].clone(),
+                        )
+                    })
+                    .collect(),
+            }
         })
-        .filter(|unit| !unit.exercises.is_empty())
+        .filter(|unit| !unit.exercises.is_empty() || !unit.take_home.is_empty())
         .collect()
 }
 
@@ -323,10 +358,20 @@ fn render_day(out: &mut String, plan: &DayPlan) {
         minutes_of(Kind::Exercise),
         minutes_of(Kind::Pause)
     );
+    if !plan.take_home.is_empty() {
+        out.push_str(
+            "\n**Take home.** The chapter's talk covers these, and the room does its other \
+             exercises; participants do them after the workshop:\n\n",
+        );
+        for (label, reason) in &plan.take_home {
+            let _ = writeln!(out, "- {label}: {}.", reason.trim_end_matches('.'));
+        }
+    }
     if !plan.left_over.is_empty() {
         let _ = writeln!(
             out,
-            "Does not fit; give it as self-study: {}.",
+            "\n**Self-study.** Not taught in this schedule, because it does not fit in the day: \
+             {}.",
             plan.left_over.join("; ")
         );
     }
@@ -340,14 +385,18 @@ pub(crate) fn render(manifest: &Manifest) -> String {
         "<!-- Generated by `cargo xtask exercise schedule` from exercises.toml. Do not edit by \
          hand: CI runs `cargo xtask exercise schedule --check`. -->\n\n",
     );
-    let exercises: usize = units.iter().map(|u| u.exercises.len()).sum();
+    let room: usize = units.iter().map(|u| u.exercises.len()).sum();
+    let home: usize = units.iter().map(|u| u.take_home.len()).sum();
     let _ = writeln!(
         out,
-        "Computed from `exercises.toml`: {} chapter(s) with {} exercise(s). Each chapter is a talk \
-         with a live demo, its exercises, and a {DEBRIEF}-minute debrief. Breaks fall at the first \
-         session boundary after 10:30, 12:30 (lunch) and 15:00.\n",
+        "Computed from `exercises.toml`: {} chapter(s) with {} exercise(s), {home} of them \
+         take-home. Each chapter is a talk with a live demo, its exercises, and a \
+         {DEBRIEF}-minute debrief. A day runs from {} to {} at the latest. Breaks fall at the \
+         first session boundary after 10:30, 12:30 (lunch) and 15:00.\n",
         units.len(),
-        exercises
+        room + home,
+        clock(DAY_START),
+        clock(DAY_END),
     );
     out.push_str("### One day\n\n");
     let one_day = lay_out_day(&units, true, true);
@@ -369,6 +418,17 @@ pub(crate) fn render(manifest: &Manifest) -> String {
         }
     }
     out
+}
+
+/// What the two-day schedule leaves for self-study, over both days (nothing with
+/// fewer than two chapters, which have no two-day schedule).
+pub(crate) fn two_day_self_study(units: &[Unit]) -> Vec<String> {
+    let Some(split) = two_day_split(units) else {
+        return Vec::new();
+    };
+    let mut left = lay_out_day(&units[..split], true, false).left_over;
+    left.extend(lay_out_day(&units[split..], false, true).left_over);
+    left
 }
 
 /// Splits the guide into the text before the generated block (through the begin
@@ -417,6 +477,13 @@ pub(crate) fn schedule(root: &Path, check: bool) -> Result<(), Error> {
         stale.push(super::lock::FILE.to_string());
     }
     notes.extend(lock_notes);
+    notes.extend(two_day_self_study(&units(&manifest)).into_iter().map(|left| {
+        format!(
+            "the two-day schedule leaves {left} as self-study; shorten minutes or mark \
+             exercises as take-home in {}",
+            super::manifest::FILE
+        )
+    }));
     if !check {
         print!("{block}");
         println!();
@@ -457,6 +524,7 @@ mod tests {
                 .enumerate()
                 .map(|(i, m)| (format!("{title}.{}", i + 1), *m))
                 .collect(),
+            take_home: Vec::new(),
         }
     }
 
@@ -518,9 +586,10 @@ mod tests {
 
     #[test]
     fn what_does_not_fit_is_left_over() {
+        // Chapter 2's second exercise would end the day at 17:35.
         let units = [
             unit("1", 60, &[60, 60]),
-            unit("2", 60, &[60, 45]),
+            unit("2", 60, &[60, 75]),
             unit("3", 30, &[20]),
         ];
         let plan = lay_out_day(&units, false, true);
@@ -531,14 +600,14 @@ mod tests {
 
     #[test]
     fn a_later_chapter_is_cut_to_no_less_than_half() {
-        // After chapter 1 (ending 15:40 with its debrief), chapter 2's talk and one
+        // After chapter 1 (ending 16:10 with its debrief), chapter 2's talk and one
         // of its four exercises would fit, but not two: the chapter is left
         // whole.
         let units = [
-            unit("1", 60, &[60, 60, 60, 30]),
+            unit("1", 60, &[60, 60, 60, 60]),
             unit("2", 30, &[20, 20, 20, 20]),
         ];
-        let one_exercise = [unit("1", 60, &[60, 60, 60, 30]), unit("2", 30, &[20])];
+        let one_exercise = [unit("1", 60, &[60, 60, 60, 60]), unit("2", 30, &[20])];
         assert!(lay_out_day(&one_exercise, true, true).left_over.is_empty());
         let plan = lay_out_day(&units, true, true);
         assert_eq!(plan.left_over, ["2 (the whole chapter)"]);
@@ -579,6 +648,136 @@ mod tests {
         // Split after 2: 30+160+70=260 vs 15+70+190=275; after 1: 190 vs 345; after
         // 3: 360 vs 205.
         assert_eq!(two_day_split(&units), Some(2));
+    }
+
+    #[test]
+    fn take_home_exercises_take_no_time_and_go_with_their_chapter() {
+        let mut reflector = unit("3", 50, &[10, 25]);
+        reflector.take_home = vec![("3.x".into(), "the talk covers it".into())];
+        let mut late = unit("4", 400, &[10]);
+        late.take_home = vec![("4.x".into(), "r".into())];
+        let plan = lay_out_day(&[reflector.clone(), late], true, true);
+        assert_eq!(
+            rows(&plan),
+            [
+                "09:00 30 Welcome and set-up",
+                "09:30 50 3: talk and demo",
+                "10:20 10 3.1",
+                "10:30 15 Break",
+                "10:45 25 3.2",
+                "11:10 10 3: debrief",
+                "11:20 15 Wrap-up and feedback",
+            ]
+        );
+        // Chapter 4's talk does not fit: its take-home exercise goes with the whole
+        // chapter to self-study, not to the day's take-home list.
+        assert_eq!(
+            plan.take_home,
+            [("3.x".into(), "the talk covers it".into())]
+        );
+        assert_eq!(plan.left_over, ["4 (the whole chapter)"]);
+        assert_eq!(reflector.content(), 50 + 10 + 25 + DEBRIEF);
+    }
+
+    #[test]
+    fn units_set_take_home_exercises_apart() {
+        let manifest = Manifest::parse(
+            r#"
+[[chapter]]
+stage = 3
+title = "3. The Reflector"
+page = "stage3/index.md"
+exercises_page = "stage3/exercises.md"
+minutes = 50
+
+[chapter.take_home]
+ex3-b = "a list mode nothing later uses"
+
+[[exercise]]
+id = "ex3-a"
+crate = "stage3-reflector"
+file = "stage3-reflector/src/a.rs"
+title = "A"
+page = "p"
+tests = "ex3_a"
+hints = ["a", "b"]
+minutes = 10
+
+[[exercise]]
+id = "ex3-b"
+crate = "stage3-reflector"
+file = "stage3-reflector/src/b.rs"
+title = "B"
+page = "p"
+tests = "ex3_b"
+hints = ["a", "b"]
+minutes = 35
+"#,
+        )
+        .unwrap();
+        assert_eq!(manifest.problems(), Vec::<String>::new());
+        let units = units(&manifest);
+        assert_eq!(units[0].exercises, [("Exercise: A (`ex3-a`)".into(), 10)]);
+        assert_eq!(
+            units[0].take_home,
+            [(
+                "B (`ex3-b`, 35 min)".into(),
+                "a list mode nothing later uses".into()
+            )]
+        );
+        let block = render(&manifest);
+        assert!(
+            block.contains(
+                "**Take home.** The chapter's talk covers these, and the room does its other \
+                 exercises; participants do them after the workshop:\n\n- B (`ex3-b`, 35 min): \
+                 a list mode nothing later uses.\n"
+            ),
+            "{block}"
+        );
+        assert!(
+            block.contains("1 chapter(s) with 2 exercise(s), 1 of them take-home")
+        );
+    }
+
+    /// The manifest's own minutes: the two-day schedule teaches every chapter,
+    /// the Reflector included, and leaves nothing for self-study.
+    #[test]
+    fn the_manifest_s_two_day_schedule_teaches_every_chapter() {
+        let manifest =
+            Manifest::parse(include_str!("../../../exercises.toml")).unwrap();
+        assert_eq!(manifest.problems(), Vec::<String>::new());
+        let units = units(&manifest);
+        assert_eq!(two_day_self_study(&units), Vec::<String>::new());
+        let split = two_day_split(&units).expect("two chapters or more");
+        let days = [
+            lay_out_day(&units[..split], true, false),
+            lay_out_day(&units[split..], false, true),
+        ];
+        for (n, day) in days.iter().enumerate() {
+            assert!(day.end <= DAY_END, "day {}: {:?}", n + 1, rows(day));
+        }
+        let talks: Vec<&str> = days
+            .iter()
+            .flat_map(|day| &day.sessions)
+            .filter_map(|s| s.label.strip_suffix(": talk and demo"))
+            .collect();
+        let titles: Vec<&str> = units.iter().map(|u| u.title.as_str()).collect();
+        assert_eq!(talks, titles);
+        let reflector = manifest.chapter(3).expect("chapter 3");
+        let in_room = days
+            .iter()
+            .flat_map(|day| &day.sessions)
+            .filter(|s| s.kind == Kind::Exercise && s.label.contains("(`ex3-"))
+            .count();
+        assert!(
+            in_room
+                >= manifest.stage_exercises(3).count() - reflector.take_home.len()
+                && in_room > 0,
+            "the Reflector's exercises are done in the room"
+        );
+        let two_days = render(&manifest);
+        let two_days = &two_days[two_days.find("### Two days").unwrap()..];
+        assert!(!two_days.contains("Self-study"), "{two_days}");
     }
 
     #[test]
