@@ -3,6 +3,7 @@
 //!
 //! Run with `cargo run -p stage1-store --example pods-by-namespace`.
 
+// ANCHOR: helpers
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -33,7 +34,9 @@ fn names(pods: &[Arc<Pod>]) -> String {
     names.sort();
     names.join(", ")
 }
+// ANCHOR_END: helpers
 
+// ANCHOR: main
 fn main() -> Result<(), StoreError> {
     // The default informer cache: keyed by namespace/name, indexed by namespace.
     let cache = Cache::<Pod>::for_resources();
@@ -78,3 +81,4 @@ fn main() -> Result<(), StoreError> {
     );
     Ok(())
 }
+// ANCHOR_END: main

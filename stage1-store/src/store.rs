@@ -23,7 +23,7 @@ pub type KeyFunc<T> =
     Arc<dyn Fn(&T) -> Result<String, KeyError> + Send + Sync + 'static>;
 // ANCHOR_END: key_func
 
-// ANCHOR: traits
+// ANCHOR: key_traits
 /// Mirrors client-go's `KeyLister`: something that can list its keys.
 pub trait KeyLister: Send + Sync {
     /// Every key, in no particular order.
@@ -41,7 +41,9 @@ pub trait KeyGetter<T>: Send + Sync {
 pub trait KeyListerGetter<T>: KeyLister + KeyGetter<T> {}
 
 impl<T, S: KeyLister + KeyGetter<T> + ?Sized> KeyListerGetter<T> for S {}
+// ANCHOR_END: key_traits
 
+// ANCHOR: store_traits
 /// Mirrors client-go's `Store`: a keyed collection of objects.
 ///
 /// The Reflector (stage 3) writes into any `Store`: an [`Indexer`], stage 2's
@@ -94,7 +96,7 @@ pub trait Indexer<T>: Store<T> {
     /// Registers more index functions, indexing the objects already stored.
     fn add_indexers(&self, indexers: Indexers<T>) -> Result<(), StoreError>;
 }
-// ANCHOR_END: traits
+// ANCHOR_END: store_traits
 
 // ANCHOR: cache
 /// Mirrors client-go's `cache` struct: a [`ThreadSafeStore`] plus the key function

@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use smallvec::SmallVec;
 
-// ANCHOR: delta_types
+// ANCHOR: delta_type
 /// Mirrors client-go's `DeltaType`: what kind of change a [`Delta`] records.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum DeltaType {
@@ -34,7 +34,9 @@ pub enum DeltaType {
     /// Atomic `RealFifo` only: the watch reached a resource version.
     Bookmark,
 }
+// ANCHOR_END: delta_type
 
+// ANCHOR: delta
 /// Mirrors client-go's `Delta`: one change, and the object's state after it.
 ///
 /// For a deletion the object is the last state seen, or a
@@ -91,7 +93,7 @@ pub struct ReplacedAllInfo<T> {
 /// One delta per key is the common case, and lives inline without a heap allocation.
 #[derive(Debug)]
 pub struct Deltas<T>(pub SmallVec<[Delta<T>; 1]>);
-// ANCHOR_END: delta_types
+// ANCHOR_END: delta
 
 impl<T> Clone for Delta<T> {
     fn clone(&self) -> Self {

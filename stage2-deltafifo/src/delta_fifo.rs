@@ -411,7 +411,10 @@ impl<T: Send + Sync + 'static> DeltaFifo<T> {
     ) -> Result<(), FifoError> {
         // ANCHOR: ex2-sync-key
         let Some(obj) = known.get_by_key(&key) else {
-            tracing::debug!(%key, "key vanished from known objects during resync; not queued");
+            tracing::debug!(
+                %key,
+                "key vanished from known objects during resync; not queued"
+            );
             return Ok(());
         };
         // A pending delta is newer than the known object: a Sync behind it would

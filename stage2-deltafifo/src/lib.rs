@@ -26,7 +26,8 @@
 //! ```text
 //!  Reflector ── add/update/delete/replace/resync ──► DeltaFifo
 //!                                                     items: key ──► [Delta, Delta, …]
-//!                                                     queue: key, key, key …  (first come, first out)
+//!                                                     queue: key, key, key …
+//!                                                            (first come, first out)
 //!  informer  ◄── pop(process(deltas, is_in_initial_list)) ──┘
 //!     └─► indexer (the DeltaFifo's known objects) ─► handlers
 //! ```

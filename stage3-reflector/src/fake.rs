@@ -33,6 +33,7 @@ use std::collections::{BTreeMap, VecDeque};
 use std::fmt;
 use std::sync::Arc;
 
+use futures::StreamExt;
 use futures::channel::mpsc::{UnboundedSender, unbounded};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{
     Status, StatusCause, StatusDetails,
@@ -81,6 +82,10 @@ pub enum WatchReply<K> {
     Fail(Error),
     /// Deliver exactly these items, then close.
     Items(Vec<WatchItem<K>>),
+    /// Deliver exactly these items, then stay open without sending more until the
+    /// consumer stops the watch: client-go's `watch.NewFake()` with events pushed
+    /// into it.
+    ItemsThenIdle(Vec<WatchItem<K>>),
 }
 // ANCHOR_END: replies
 
@@ -103,6 +108,9 @@ impl<K> fmt::Debug for WatchReply<K> {
             WatchReply::Live => f.write_str("Live"),
             WatchReply::Fail(error) => write!(f, "Fail({error})"),
             WatchReply::Items(items) => write!(f, "Items({} items)", items.len()),
+            WatchReply::ItemsThenIdle(items) => {
+                write!(f, "ItemsThenIdle({} items)", items.len())
+            }
         }
     }
 }
@@ -468,6 +476,9 @@ where
             WatchReply::Live => state.open_live_watch(&options),
             WatchReply::Fail(error) => Err(error),
             WatchReply::Items(items) => Ok(Watch::from_items(items)),
+            WatchReply::ItemsThenIdle(items) => Ok(Watch::new(
+                futures::stream::iter(items).chain(futures::stream::pending()),
+            )),
         }
     }
 }

@@ -27,12 +27,12 @@
 //! ## Data flow
 //!
 //! ```text
-//!            ListerWatcher                       Reflector                        Store
-//!  list(rv "0", limit 500) ──► pages ──► ListPager joins ──► replace(items, rv) ──► Cache / DeltaFifo
-//!  watch(rv, bookmarks)    ──► Watch ──► handle_any_watch ──► add / update / delete
-//!                                        │  every event: last_sync_resource_version = event's rv
-//!                                        └─ after the watch: rewatch, back off, or relist
-//!  resync task (every resync_period) ───────────────────────────────────► resync()
+//!  ListerWatcher              Reflector                    Store (Cache / DeltaFifo)
+//!  list(rv "0", limit 500) ─► pages ─► ListPager joins  ─► replace(items, rv)
+//!  watch(rv, bookmarks)    ─► Watch ─► handle_any_watch ─► add / update / delete
+//!                                      │  every event sets last_sync_resource_version
+//!                                      └─ after the watch: rewatch, back off, or relist
+//!  resync task (every resync_period) ────────────────────► resync()
 //! ```
 //!
 //! ## Where this differs from client-go

@@ -9,6 +9,7 @@
 //! behind its back, so the informer relists and learns of the deletion through a
 //! tombstone.
 
+// ANCHOR: helpers
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -37,6 +38,23 @@ fn key(pod: &Pod) -> String {
     )
 }
 
+/// Waits until `rx` has received `n` more notifications (bounded).
+async fn wait_for(
+    rx: &mut mpsc::UnboundedReceiver<()>,
+    n: usize,
+) -> Result<(), String> {
+    for _ in 0..n {
+        tokio::time::timeout(Duration::from_secs(10), rx.recv())
+            .await
+            .map_err(|_| {
+                "the demo stalled: a handler did not see what it should".to_string()
+            })?;
+    }
+    Ok(())
+}
+// ANCHOR_END: helpers
+
+// ANCHOR: printer
 /// Prints every notification, and counts them so the story can wait for each act.
 struct Printer {
     name: &'static str,
@@ -83,22 +101,9 @@ impl ResourceEventHandler<Pod> for Printer {
         let _ = self.seen.send(());
     }
 }
+// ANCHOR_END: printer
 
-/// Waits until `rx` has received `n` more notifications (bounded).
-async fn wait_for(
-    rx: &mut mpsc::UnboundedReceiver<()>,
-    n: usize,
-) -> Result<(), String> {
-    for _ in 0..n {
-        tokio::time::timeout(Duration::from_secs(10), rx.recv())
-            .await
-            .map_err(|_| {
-                "the demo stalled: a handler did not see what it should".to_string()
-            })?;
-    }
-    Ok(())
-}
-
+// ANCHOR: main_setup
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let fake = FakeListerWatcher::<Pod>::new();
@@ -130,7 +135,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let synced = factory.wait_for_cache_sync(&CancellationToken::new()).await;
     println!("   synced: {synced:?}");
     wait_for(&mut seen, 2 * 3).await?;
+    // ANCHOR_END: main_setup
 
+    // ANCHOR: main_story
     println!("-- act 2: a pod is created, one relabelled, one deleted");
     fake.add(pod("default", "web-2", "web"))?;
     fake.modify(pod("default", "web-0", "canary"))?;
@@ -138,7 +145,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     wait_for(&mut seen, 2 * 3).await?;
 
     println!(
-        "-- act 3: the watch expires (410) while db-0 is deleted and web-2 changes unseen"
+        "-- act 3: the watch expires (410) while db-0 is deleted \
+         and web-2 changes unseen"
     );
     fake.push_watch_reply(WatchReply::Fail(Error::from_status(expired_status(
         "too old resource version",
@@ -175,3 +183,4 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("-- shut down; every informer task has ended");
     Ok(())
 }
+// ANCHOR_END: main_story

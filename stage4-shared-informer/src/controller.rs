@@ -199,7 +199,10 @@ where
                 Ok(()) => {}
                 Err(PopError::Closed) => return,
                 Err(PopError::Process(error)) => {
-                    tracing::error!(%error, "processing a popped item failed; it is not retried");
+                    tracing::error!(
+                        %error,
+                        "processing a popped item failed; it is not retried"
+                    );
                 }
             }
         }

@@ -26,9 +26,11 @@
 //!
 //! ```text
 //!  Reflector ─► queue (DeltaFIFO) ─► pop ─► handle_deltas ─┬─► indexer (update first)
-//!                                                           └─► processor.distribute
-//!                                                                 ├─► listener 1: add → pop task → ring → run task → handler 1
-//!                                                                 └─► listener 2: add → pop task → ring → run task → handler 2
+//!                                                          │
+//!  ┌───────────────────────────────────────────────────────┘
+//!  └─► processor.distribute
+//!        ├─► listener 1: add → pop task → ring → run task → handler 1
+//!        └─► listener 2: add → pop task → ring → run task → handler 2
 //! ```
 
 #[doc(hidden)]

@@ -6,7 +6,9 @@
 //! and the per-handler `HasSynced` of `synctrack.SingleFileTracker`.
 //!
 //! ```text
-//!  distribute ─► add() ─► add channel ─► pop task ─► ring buffer ─► next channel ─► run task ─► handler
+//!  distribute ─► add() ─► add channel ─► pop task ─► ring buffer ─┐
+//!  ┌──────────────────────────────────────────────────────────────┘
+//!  └─► next channel ─► run task ─► handler
 //! ```
 //!
 //! `add` never blocks, so one slow handler cannot hold up the informer or the other
@@ -190,7 +192,8 @@ impl<K: Send + Sync + 'static> ProcessorListener<K> {
                 listener = self.id,
                 pending,
                 threshold,
-                "a handler is falling behind: its pending notifications passed a new high-water mark"
+                "a handler is falling behind: its pending notifications passed \
+                 a new high-water mark"
             );
         }
         if add_tx.send(notification).is_err() && initial {

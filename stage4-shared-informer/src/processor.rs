@@ -223,3 +223,221 @@ pub fn determine_resync_period(desired: Duration, check: Duration) -> Duration {
     // ANCHOR_END: ex4-resync-period
 }
 // ANCHOR_END: determine_resync_period
+
+/// Unit tests of `distribute` and `should_resync` (the `ex4-distribute` and
+/// `ex4-should-resync` regions) on a processor with hand-made listeners, without an
+/// informer around them. The informer scenarios that use them are in
+/// `tests/shared_informer.rs`.
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use tokio::sync::mpsc;
+    use tokio::time::Instant;
+
+    use super::*;
+    use crate::handler::{DeletedObject, ResourceEventHandler};
+    use crate::listener::SyncTracker;
+
+    const SECOND: Duration = Duration::from_secs(1);
+
+    /// Reports each notification as `add 1`, `update 1->2` or `delete 3`.
+    struct Recorder(mpsc::UnboundedSender<String>);
+
+    impl ResourceEventHandler<u32> for Recorder {
+        fn on_add(&self, obj: &Arc<u32>, _: bool) {
+            let _ = self.0.send(format!("add {obj}"));
+        }
+        fn on_update(&self, old: &Arc<u32>, new: &Arc<u32>) {
+            let _ = self.0.send(format!("update {old}->{new}"));
+        }
+        fn on_delete(&self, obj: &DeletedObject<u32>) {
+            let what = obj.object().map(|o| o.to_string()).unwrap_or_default();
+            let _ = self.0.send(format!("delete {what}"));
+        }
+    }
+
+    /// A listener with this resync period, registered in `processor`, and the
+    /// receiving end of its handler's reports.
+    fn listener(
+        processor: &SharedProcessor<u32>,
+        resync_period: Duration,
+        now: Instant,
+    ) -> (Arc<ProcessorListener<u32>>, mpsc::UnboundedReceiver<String>) {
+        let (reports, received) = mpsc::unbounded_channel();
+        let listener = Arc::new(ProcessorListener::new(
+            Arc::new(Recorder(reports)),
+            resync_period,
+            resync_period,
+            now,
+            Arc::new(SyncTracker::new(Box::new(|| true))),
+        ));
+        assert!(processor.add_listener(Arc::clone(&listener)));
+        (listener, received)
+    }
+
+    fn is_syncing(processor: &SharedProcessor<u32>, id: u64) -> bool {
+        processor
+            .state
+            .read()
+            .listeners
+            .get(&id)
+            .is_some_and(|(_, s)| *s)
+    }
+
+    fn set_syncing(processor: &SharedProcessor<u32>, id: u64, syncing: bool) {
+        if let Some((_, flag)) = processor.state.write().listeners.get_mut(&id) {
+            *flag = syncing;
+        }
+    }
+
+    fn add(n: u32) -> Notification<u32> {
+        Notification::Add {
+            new: Arc::new(n),
+            is_in_initial_list: false,
+        }
+    }
+
+    fn update(old: u32, new: u32) -> Notification<u32> {
+        Notification::Update {
+            old: Arc::new(old),
+            new: Arc::new(new),
+        }
+    }
+
+    fn delete(n: u32) -> Notification<u32> {
+        Notification::Delete {
+            old: DeletedObject::Object(Arc::new(n)),
+        }
+    }
+
+    /// Receives `n` reports, each within a (paused-clock) minute.
+    async fn next_n(
+        received: &mut mpsc::UnboundedReceiver<String>,
+        n: usize,
+    ) -> Vec<String> {
+        let mut reports = Vec::new();
+        for _ in 0..n {
+            let report = tokio::time::timeout(60 * SECOND, received.recv())
+                .await
+                .expect("a notification in time")
+                .expect("the listener is running");
+            reports.push(report);
+        }
+        reports
+    }
+
+    mod ex4_distribute {
+        use super::*;
+
+        #[tokio::test(start_paused = true)]
+        async fn ex4_distribute_sends_syncs_only_to_the_syncing_listeners() {
+            let processor = SharedProcessor::new();
+            let now = Instant::now();
+            let (syncing, mut syncing_rx) = listener(&processor, SECOND, now);
+            let (quiet, mut quiet_rx) = listener(&processor, Duration::ZERO, now);
+            set_syncing(&processor, quiet.id, false);
+            processor.distribute(&add(1), false);
+            processor.distribute(&update(1, 1), true);
+            processor.distribute(&delete(1), false);
+            assert_eq!((syncing.pending(), quiet.pending()), (3, 2));
+
+            let shutdown = CancellationToken::new();
+            let check = async {
+                assert_eq!(
+                    next_n(&mut syncing_rx, 3).await,
+                    ["add 1", "update 1->1", "delete 1"]
+                );
+                assert_eq!(next_n(&mut quiet_rx, 2).await, ["add 1", "delete 1"]);
+                shutdown.cancel();
+            };
+            tokio::time::timeout(60 * SECOND, async {
+                tokio::join!(processor.run(shutdown.clone()), check)
+            })
+            .await
+            .expect("the processor stops");
+        }
+
+        #[tokio::test(start_paused = true)]
+        async fn ex4_distribute_gives_a_new_listener_the_syncs_of_the_first_list() {
+            // A listener starts out syncing, so an informer's first list reaches it
+            // even when it arrives as Sync notifications.
+            let processor = SharedProcessor::new();
+            let (first, _first_rx) =
+                listener(&processor, Duration::ZERO, Instant::now());
+            let (second, _second_rx) =
+                listener(&processor, Duration::ZERO, Instant::now());
+            processor.distribute(&update(7, 7), true);
+            assert_eq!((first.pending(), second.pending()), (1, 1));
+        }
+
+        #[tokio::test(start_paused = true)]
+        async fn ex4_distribute_with_no_listener_syncing_sends_a_sync_to_nobody() {
+            let processor = SharedProcessor::new();
+            let (a, _a_rx) = listener(&processor, SECOND, Instant::now());
+            let (b, _b_rx) = listener(&processor, SECOND, Instant::now());
+            set_syncing(&processor, a.id, false);
+            set_syncing(&processor, b.id, false);
+            processor.distribute(&update(7, 7), true);
+            assert_eq!((a.pending(), b.pending()), (0, 0));
+            processor.distribute(&update(7, 8), false);
+            assert_eq!((a.pending(), b.pending()), (1, 1));
+        }
+    }
+
+    mod ex4_should_resync {
+        use super::*;
+
+        /// The listener-level half of client-go's `TestListenerResyncPeriods`:
+        /// listeners of no resync, 2 s and 3 s, asked every second.
+        #[tokio::test(start_paused = true)]
+        async fn ex4_should_resync_marks_only_the_listeners_that_are_due() {
+            let processor = SharedProcessor::new();
+            let start = Instant::now();
+            let (never, _never_rx) = listener(&processor, Duration::ZERO, start);
+            let (every2, _every2_rx) = listener(&processor, 2 * SECOND, start);
+            let (every3, _every3_rx) = listener(&processor, 3 * SECOND, start);
+            let syncing = || {
+                [&never, &every2, &every3]
+                    .map(|listener| is_syncing(&processor, listener.id))
+            };
+            // Every listener starts syncing (for the first list); the first check
+            // clears the flags of those not due.
+            assert_eq!(syncing(), [true, true, true]);
+            let mut seen = Vec::new();
+            for second in 0..=6 {
+                tokio::time::advance(start + second * SECOND - Instant::now()).await;
+                seen.push((processor.should_resync(), syncing()));
+            }
+            let nobody = (false, [false, false, false]);
+            assert_eq!(
+                seen,
+                [
+                    nobody,                       // 0 s
+                    nobody,                       // 1 s
+                    (true, [false, true, false]), // 2 s
+                    (true, [false, false, true]), // 3 s
+                    (true, [false, true, false]), // 4 s
+                    nobody,                       // 5 s
+                    (true, [false, true, true]),  // 6 s
+                ]
+            );
+        }
+
+        #[tokio::test(start_paused = true)]
+        async fn ex4_should_resync_schedules_the_next_resync_from_now() {
+            let processor = SharedProcessor::new();
+            let start = Instant::now();
+            let (every2, _rx) = listener(&processor, 2 * SECOND, start);
+            // Asked late, at 3 s: the next resync is due at 5 s, not at 4 s.
+            tokio::time::advance(3 * SECOND).await;
+            assert!(processor.should_resync());
+            tokio::time::advance(SECOND).await;
+            assert!(!processor.should_resync());
+            assert!(!is_syncing(&processor, every2.id));
+            tokio::time::advance(SECOND).await;
+            assert!(processor.should_resync());
+            assert!(is_syncing(&processor, every2.id));
+        }
+    }
+}

@@ -209,7 +209,6 @@ where
         )
     }
 
-    // ANCHOR: add_event_handler
     /// Mirrors `AddEventHandlerWithResyncPeriod`.
     ///
     /// The period rules: above zero it is at least [`MINIMUM_RESYNC_PERIOD`]; before
@@ -221,6 +220,7 @@ where
     /// A handler added after the informer started gets the cache's current contents
     /// as initial-list adds, queued before this returns, so its registration's
     /// `has_synced` cannot be true before it has handled them.
+    // ANCHOR: add_event_handler
     pub fn add_event_handler_with_resync_period(
         &self,
         handler: impl ResourceEventHandler<K>,
@@ -238,7 +238,8 @@ where
                     tracing::warn!(
                         ?resync_period,
                         check = ?state.resync_check_period,
-                        "resync period is below the check period of a started informer; raised"
+                        "resync period is below the check period of a started \
+                         informer; raised"
                     );
                     resync_period = state.resync_check_period;
                 } else {
@@ -249,6 +250,8 @@ where
                 }
             }
         }
+        // ANCHOR_END: add_event_handler
+        // ANCHOR: add_event_handler_replay
         let weak = Arc::downgrade(&self.inner);
         let sync_tracker = Arc::new(SyncTracker::new(Box::new(move || {
             weak.upgrade().is_some_and(|inner| inner.has_synced())
@@ -283,7 +286,7 @@ where
         }
         Ok(registration)
     }
-    // ANCHOR_END: add_event_handler
+    // ANCHOR_END: add_event_handler_replay
 
     // ANCHOR: remove
     /// Mirrors `RemoveEventHandler`: the handler receives nothing more once its
@@ -433,7 +436,8 @@ where
     pub async fn run(&self, shutdown: CancellationToken) {
         let Some(controller) = self.start() else {
             tracing::warn!(
-                "the shared informer has started already; run more than once is not allowed"
+                "the shared informer has started already; \
+                 run more than once is not allowed"
             );
             return;
         };

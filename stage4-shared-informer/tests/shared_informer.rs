@@ -24,7 +24,7 @@ fn informer(fake: &FakeListerWatcher<Pod>, resync: Duration) -> Informer {
     SharedIndexInformer::new(fake.clone(), resync, Indexers::new())
 }
 
-mod ex4_should_resync {
+mod resync_periods {
     use super::*;
     use pretty_assertions::assert_eq;
 
@@ -65,7 +65,7 @@ mod ex4_should_resync {
     }
 }
 
-mod ex4_distribute {
+mod watch_disruption {
     use super::*;
     use pretty_assertions::assert_eq;
 
@@ -435,7 +435,7 @@ mod handlers {
 
 /// The resync period rules of `add_event_handler_with_resync_period`, which stand on
 /// `determine_resync_period`.
-mod ex4_resync_period_rules {
+mod resync_period_rules {
     use super::*;
     use pretty_assertions::assert_eq;
 

@@ -123,7 +123,9 @@ pub async fn serve_watch(
         .dyn_storage
         .watch_encoded(prefix, options, predicate)
         .await?;
+    // ANCHOR_END: serve_watch
 
+    // ANCHOR: serve_watch_stream
     let events = Arc::new(AtomicU64::new(0));
     let id = state.watches.next_id.fetch_add(1, Ordering::Relaxed);
     state.watches.live.lock().insert(
@@ -158,7 +160,7 @@ pub async fn serve_watch(
     );
     Ok(response)
 }
-// ANCHOR_END: serve_watch
+// ANCHOR_END: serve_watch_stream
 
 fn end_of_watch(
     shutdown: CancellationToken,

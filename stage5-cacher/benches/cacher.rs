@@ -24,9 +24,9 @@
 //!     cost of uninterested watchers.
 //!
 //!   Before criterion measures, a fixed report run (10,000 events; 1,000 where an
-//! event costs   10,000 deliveries or filter evaluations) prints events/s,
-//! deliveries/s and the bytes   serialized per event (from `encode_counters()`
-//! deltas: one encoding per event however many   watchers send it).
+//!   event costs 10,000 deliveries or filter evaluations) prints events/s,
+//!   deliveries/s and the bytes serialized per event (from `encode_counters()`
+//!   deltas: one encoding per event however many watchers send it).
 //!
 //! Run with `cargo bench -p stage5-cacher --bench cacher`.
 

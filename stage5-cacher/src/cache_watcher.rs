@@ -19,7 +19,7 @@ use tokio_util::sync::CancellationToken;
 use crate::caching_object::CachedObject;
 use crate::watch_cache::WatchCacheEvent;
 use apimachinery::fields::{Fields, field_value};
-use stage5_storage::SelectionPredicate;
+use stage5_storage::{KeyScope, ResourceInfo, SelectionPredicate};
 
 /// What a watcher sends to its client.
 #[derive(Clone, Debug)]
@@ -37,13 +37,15 @@ pub enum WatcherEvent {
     Error(Box<Status>),
 }
 
-/// Mirrors `filterWithAttrsFunction`: the namespace the watch is scoped to, and its
-/// predicate.
+/// Mirrors `filterWithAttrsAndPrefixFunction`: the namespace the watch is scoped to,
+/// the keys it covers, and its predicate.
 #[derive(Clone, Debug, Default)]
 pub struct WatchFilter {
     /// Only objects in this namespace (from the watch key); `None` for every
     /// namespace.
     pub namespace: Option<String>,
+    /// Only objects under this key (or at it); `None` for every key.
+    pub key: Option<KeyFilter>,
     /// The label and field selectors.
     pub predicate: SelectionPredicate,
 }
@@ -60,7 +62,81 @@ impl WatchFilter {
         {
             return false;
         }
+        if let Some(key) = &self.key
+            && !key.matches(fields)
+        {
+            return false;
+        }
         self.predicate.matches_attrs(labels, fields)
+    }
+}
+
+/// The key half of `filterWithAttrsAndPrefixFunction`: a watch or list covers the
+/// objects whose etcd key starts with its key (a prefix ending in `/`), or the one
+/// object at its key. The object's key is rebuilt from its namespace and name, as
+/// the registry's key function builds it.
+#[derive(Clone, Debug)]
+pub struct KeyFilter {
+    /// The watched key relative to the resource's prefix: `default/` for
+    /// `/registry/pods/default/`, `default/web` for one pod, `` for all.
+    relative: String,
+    namespaced: bool,
+    scope: KeyScope,
+}
+
+impl KeyFilter {
+    /// The filter of `key` (`/registry/pods/default/`) for `info`'s objects. A key
+    /// outside the resource's prefix selects nothing.
+    pub fn new(info: &ResourceInfo, key: &str, scope: KeyScope) -> Self {
+        let prefix = info.key_prefix();
+        let relative = match key.strip_prefix(&prefix) {
+            Some(rest) => rest.to_string(),
+            // The bare resource key (`/registry/pods`) is the whole resource.
+            None if scope == KeyScope::Prefix && format!("{key}/") == prefix => {
+                String::new()
+            }
+            // No object key can start with this.
+            None => "\0".to_string(),
+        };
+        KeyFilter {
+            relative,
+            namespaced: info.namespaced,
+            scope,
+        }
+    }
+
+    /// Whether the object with these fields lies under (or at) the key.
+    pub fn matches(&self, fields: &Fields) -> bool {
+        let name = field_value(fields, "metadata.name").unwrap_or("");
+        let namespace = if self.namespaced {
+            field_value(fields, "metadata.namespace").unwrap_or("")
+        } else {
+            ""
+        };
+        self.matches_object(namespace, name)
+    }
+
+    /// Whether the object `namespace/name` (or `name`) lies under (or at) the key.
+    pub fn matches_object(&self, namespace: &str, name: &str) -> bool {
+        // The object's relative key, `namespace/name` or `name`, without
+        // allocating.
+        let (first, slash) = if namespace.is_empty() {
+            ("", "")
+        } else {
+            (namespace, "/")
+        };
+        let object_len = first.len() + slash.len() + name.len();
+        let object = first.bytes().chain(slash.bytes()).chain(name.bytes());
+        let watched = self.relative.bytes();
+        match self.scope {
+            KeyScope::Prefix => {
+                object_len >= self.relative.len()
+                    && object.take(self.relative.len()).eq(watched)
+            }
+            KeyScope::Object => {
+                object_len == self.relative.len() && object.eq(watched)
+            }
+        }
     }
 }
 
@@ -323,9 +399,9 @@ impl CacheWatcher {
     // ANCHOR: process
     /// Mirrors `cacheWatcher.process` (with `processEvents`): sends the initial
     /// events (and, for `sendInitialEvents`, the bookmark that ends them), then
-    /// every input event whose version is above `resource_version`, until the
-    /// watcher is stopped, its deadline passes, or its client goes. Dropping
-    /// `result` at the end closes the client's stream.
+    /// every input event whose version is above `resource_version` and above every
+    /// initial event's, until the watcher is stopped, its deadline passes, or its
+    /// client goes. Dropping `result` at the end closes the client's stream.
     pub async fn process(
         self: Arc<Self>,
         mut input: mpsc::Receiver<Arc<WatchCacheEvent>>,
@@ -342,11 +418,15 @@ impl CacheWatcher {
         };
         tokio::pin!(deadline);
         let mut open = true;
+        let mut resource_version = resource_version;
         for event in &initial_events {
             if !self.send_watch_cache_event(event, &result).await {
                 open = false;
                 break;
             }
+            // An event from the ring may still wait in the dispatcher's queue: never
+            // deliver it twice (upstream's `processInterval`).
+            resource_version = resource_version.max(event.resource_version);
         }
         if open && let Some(rv) = initial_events_end {
             let end =
@@ -362,8 +442,8 @@ impl CacheWatcher {
                 () = result.closed() => break,
                 event = input.recv() => match event {
                     None => break,
-                    // Only events newer than the starting version: the initial events already
-                    // cover everything up to it.
+                    // Only events newer than the starting version: the initial
+                    // events already cover everything up to it.
                     Some(event) if event.resource_version > resource_version => {
                         open = self.send_watch_cache_event(&event, &result).await;
                     }
@@ -379,7 +459,7 @@ impl CacheWatcher {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use stage5_storage::{Object, ResourceInfo};
+    use stage5_storage::Object;
 
     fn pod(name: &str, rv: u64, node: &str) -> Arc<Object> {
         let mut obj = Object::new(&ResourceInfo::PODS, Some("ns"), name)
@@ -413,6 +493,7 @@ mod tests {
     fn on_node(node: &str) -> WatchFilter {
         WatchFilter {
             namespace: None,
+            key: None,
             predicate: SelectionPredicate::parse(
                 &ResourceInfo::PODS,
                 "",
@@ -592,6 +673,54 @@ mod tests {
             "stopping closes the result"
         );
         task.await.unwrap();
+    }
+
+    /// Found by the storage contract suite (`RunWatchSemantics`, RV=1): an event
+    /// the watcher got among its initial events (from the ring) and then again
+    /// from the dispatcher's queue is delivered once.
+    #[tokio::test]
+    async fn an_initial_event_still_queued_for_dispatch_is_not_delivered_twice() {
+        let (watcher, channels) =
+            CacheWatcher::new(10, WatchFilter::default(), None, false, "t".into());
+        let initial = vec![
+            event(EventType::Added, pod("p", 5, "n"), None),
+            event(
+                EventType::Modified,
+                pod("p", 6, "n"),
+                Some(pod("p", 5, "n")),
+            ),
+        ];
+        let mut result = channels.result_rx;
+        tokio::spawn(Arc::clone(&watcher).process(
+            channels.input,
+            channels.result_tx,
+            initial,
+            None,
+            1,
+        ));
+        for rv in [6, 7] {
+            assert!(watcher.nonblocking_add(&event(
+                EventType::Modified,
+                pod("p", rv, "n"),
+                Some(pod("p", rv - 1, "n"))
+            )));
+        }
+        let mut got = Vec::new();
+        for _ in 0..3 {
+            let next = tokio::time::timeout(Duration::from_secs(5), result.recv())
+                .await
+                .expect("an event");
+            got.push(summary(next).map(|s| (s.0, s.2)));
+        }
+        assert_eq!(
+            got,
+            [
+                Some((EventType::Added, "5".into())),
+                Some((EventType::Modified, "6".into())),
+                Some((EventType::Modified, "7".into()))
+            ]
+        );
+        watcher.stop();
     }
 
     #[tokio::test(start_paused = true)]

@@ -23,7 +23,7 @@ use tokio::task::JoinHandle;
 use tokio::time::Instant;
 use tokio_util::sync::{CancellationToken, DropGuard};
 
-use crate::cache_watcher::{CacheWatcher, WatchFilter, WatcherEvent};
+use crate::cache_watcher::{CacheWatcher, KeyFilter, WatchFilter, WatcherEvent};
 use crate::caching_object::CachedObject;
 use crate::lister_watcher::StorageListerWatcher;
 use crate::time_budget::TimeBudget;
@@ -34,8 +34,8 @@ use stage5_storage::encode::{
 };
 use stage5_storage::etcd3::Etcd3Store;
 use stage5_storage::{
-    ListResult, Preconditions, Storage, StorageError, UpdateFn,
-    parse_resource_version,
+    GetOptions, KeyScope, ListResult, Preconditions, Storage, StorageError,
+    UpdateFn, parse_resource_version,
 };
 use stage5_storage::{Object, ResourceInfo, SelectionPredicate};
 
@@ -341,6 +341,8 @@ impl Cacher {
                 stop: stop.clone(),
             }
         });
+        // ANCHOR_END: new_cacher
+        // ANCHOR: new_cacher_tasks
         let reflector = Reflector::new(
             StorageListerWatcher::new(storage),
             Arc::clone(&inner.watch_cache),
@@ -361,7 +363,7 @@ impl Cacher {
             _stop_on_drop: stop.drop_guard(),
         })
     }
-    // ANCHOR_END: new_cacher
+    // ANCHOR_END: new_cacher_tasks
 
     /// The resource type.
     pub fn info(&self) -> &ResourceInfo {
@@ -459,7 +461,22 @@ impl Cacher {
         options: &WatchOptions,
         predicate: SelectionPredicate,
     ) -> Result<CacherWatch, StorageError> {
+        self.watch_cached_in(prefix, KeyScope::Prefix, options, predicate)
+            .await
+    }
+
+    /// [`watch_cached`](Self::watch_cached) of a prefix or of one object's key: the
+    /// watcher's filter checks each object's key against it (upstream's
+    /// `filterWithAttrsAndPrefixFunction`).
+    pub async fn watch_cached_in(
+        &self,
+        key: &str,
+        scope: KeyScope,
+        options: &WatchOptions,
+        predicate: SelectionPredicate,
+    ) -> Result<CacherWatch, StorageError> {
         let inner = &self.inner;
+        let prefix = &normalize_key(key, scope);
         let watch_rv = parse_resource_version(&options.resource_version)?;
         if !self.is_ready() {
             return Err(StorageError::TooManyRequests);
@@ -477,7 +494,9 @@ impl Cacher {
                 return Ok(CacherWatch::error(inner.info.clone(), err));
             }
         }
+        // ANCHOR_END: watch
 
+        // ANCHOR: watch_watcher
         let trigger_value = if inner.has_trigger {
             predicate
                 .field
@@ -493,17 +512,20 @@ impl Cacher {
         let deadline = options
             .timeout_seconds
             .map(|s| Instant::now() + Duration::from_secs(u64::from(s)));
-        let namespace = namespace_of_prefix(&inner.info, prefix);
+        let (namespace, key_name) = scope_of_key(&inner.info, prefix, scope);
         let identifier = format!(
             "key: {prefix:?}, labels: {:?}, fields: {:?}",
             predicate.label.to_string(),
             predicate.field.to_string()
         );
-        let name = predicate
-            .field
-            .requires_exact_match("metadata.name")
-            .unwrap_or("")
-            .to_string();
+        let name = key_name
+            .or_else(|| {
+                predicate
+                    .field
+                    .requires_exact_match("metadata.name")
+                    .map(str::to_string)
+            })
+            .unwrap_or_default();
         let registration = match &trigger_value {
             Some(value) => Registration::Trigger(value.clone()),
             None => Registration::Scope(Scope {
@@ -515,21 +537,30 @@ impl Cacher {
             chan_size,
             WatchFilter {
                 namespace,
+                key: Some(KeyFilter::new(&inner.info, prefix, scope)),
                 predicate,
             },
             deadline,
             options.allow_watch_bookmarks,
             identifier,
         );
+        // ANCHOR_END: watch_watcher
 
+        // ANCHOR: watch_register
         let (initial_events, start_rv) = {
             let cache = inner.watch_cache.read();
             let since = if send_initial_events { 0 } else { watch_rv };
-            let initial_events = match cache
-                .get_all_events_since_thread_unsafe(since)
-            {
-                Ok(events) => events,
-                Err(err) => return Ok(CacherWatch::error(inner.info.clone(), err)),
+            // Version 0 (and a watch-list) starts with the current state, which
+            // the store has even when the ring is empty.
+            let initial_events = if since == 0 {
+                cache.all_events_from_store()
+            } else {
+                match cache.get_all_events_since_thread_unsafe(since) {
+                    Ok(events) => events,
+                    Err(err) => {
+                        return Ok(CacherWatch::error(inner.info.clone(), err));
+                    }
+                }
             };
             let start_rv = if since == 0 {
                 cache.resource_version()
@@ -570,17 +601,31 @@ impl Cacher {
             watcher: Some(watcher),
         })
     }
-    // ANCHOR_END: watch
+    // ANCHOR_END: watch_register
 
     // ANCHOR: get_list
+    /// Mirrors `Cacher.GetList` for a prefix; see
+    /// [`get_list_cached_in`](Self::get_list_cached_in).
+    pub async fn get_list_cached(
+        &self,
+        prefix: String,
+        options: ListOptions,
+        predicate: SelectionPredicate,
+    ) -> Result<ListResult, StorageError> {
+        self.get_list_cached_in(prefix, KeyScope::Prefix, options, predicate)
+            .await
+    }
+
     /// Mirrors `Cacher.GetList`: `""` is a consistent read (etcd's current revision,
     /// then wait until the cache has it), `"0"` is whatever the cache has, a
     /// version waits (up to 3 s) until the cache has caught up. Exact reads,
     /// continue tokens and limits with a version other than `"0"`, or a cache
-    /// that is not ready, go to etcd.
-    pub async fn get_list_cached(
+    /// that is not ready, go to etcd. Only objects under the key (or at it) are
+    /// listed.
+    pub async fn get_list_cached_in(
         &self,
-        prefix: String,
+        key: String,
+        scope: KeyScope,
         options: ListOptions,
         predicate: SelectionPredicate,
     ) -> Result<ListResult, StorageError> {
@@ -591,17 +636,20 @@ impl Cacher {
             || (options.limit > 0 && options.resource_version != "0")
             || !self.is_ready();
         if delegate {
-            return inner.storage.list_objects(prefix, options, predicate).await;
+            return inner
+                .storage
+                .list_objects_in(key, scope, options, predicate)
+                .await;
         }
-        if options.resource_version.is_empty() {
-            let current = inner.storage.current_resource_version().await?;
-            inner.wait_until_fresh(current).await?;
-        } else if list_rv > 0 {
-            inner.wait_until_fresh(list_rv).await?;
-        }
-        let namespace = namespace_of_prefix(&inner.info, &prefix);
-        let (items, resource_version) =
+        inner
+            .wait_for_read(&options.resource_version, list_rv)
+            .await?;
+        let key = normalize_key(&key, scope);
+        let (namespace, _) = scope_of_key(&inner.info, &key, scope);
+        let (mut items, resource_version) =
             inner.watch_cache.list(namespace.as_deref(), &predicate);
+        let under_key = KeyFilter::new(&inner.info, &key, scope);
+        items.retain(|obj| under_key.matches_object(obj.namespace(), obj.name()));
         Ok(ListResult {
             items,
             resource_version,
@@ -610,9 +658,58 @@ impl Cacher {
         })
     }
     // ANCHOR_END: get_list
+
+    // ANCHOR: get_cached
+    /// Mirrors `Cacher.Get`: `""` reads etcd; a version waits (up to 3 s) until the
+    /// cache has caught up, and `"0"` takes whatever the cache has. A cache that is
+    /// not ready sends every read to etcd.
+    pub async fn get_cached(
+        &self,
+        key: String,
+        options: GetOptions,
+    ) -> Result<Option<Arc<Object>>, StorageError> {
+        let inner = &self.inner;
+        if options.resource_version.is_empty() || !self.is_ready() {
+            return inner.storage.get_object_with(key, options).await;
+        }
+        let get_rv = parse_resource_version(&options.resource_version)?;
+        inner
+            .wait_for_read(&options.resource_version, get_rv)
+            .await?;
+        let cache_key = key
+            .strip_prefix(&inner.info.key_prefix())
+            .unwrap_or(&key)
+            .to_string();
+        match inner.watch_cache.get_element(&cache_key) {
+            Some(element) => Ok(Some(Arc::clone(element.object.object()))),
+            None if options.ignore_not_found => Ok(None),
+            None => Err(StorageError::NotFound {
+                plural: inner.info.plural.to_string(),
+                name: key.rsplit('/').next().unwrap_or(&key).to_string(),
+            }),
+        }
+    }
+    // ANCHOR_END: get_cached
 }
 
 impl CacherInner {
+    /// What a read from the cache waits for: `""` is a consistent read (etcd's
+    /// current revision), `"0"` nothing, any other version that version.
+    async fn wait_for_read(
+        &self,
+        resource_version: &str,
+        parsed: u64,
+    ) -> Result<(), StorageError> {
+        if resource_version.is_empty() {
+            let current = self.storage.current_resource_version().await?;
+            self.wait_until_fresh(current).await
+        } else if parsed > 0 {
+            self.wait_until_fresh(parsed).await
+        } else {
+            Ok(())
+        }
+    }
+
     // ANCHOR: wait_until_fresh
     /// Mirrors `waitUntilFreshAndBlock` with the `progressRequester`: waits up to 3
     /// s for the cache to reach `resource_version`, asking etcd for a progress
@@ -697,7 +794,8 @@ impl CacherInner {
                     last_processed_rv = event.resource_version;
                 }
                 () = &mut bookmark_timer => {
-                    bookmark_timer.as_mut().reset(Instant::now() + jittered(BOOKMARK_TIMER_PERIOD));
+                    let next = Instant::now() + jittered(BOOKMARK_TIMER_PERIOD);
+                    bookmark_timer.as_mut().reset(next);
                     if last_processed_rv == 0 {
                         continue;
                     }
@@ -808,6 +906,8 @@ impl CacherInner {
             }
             return (buffer, expired);
         }
+        // ANCHOR_END: start_dispatching
+        // ANCHOR: start_dispatching_scopes
         let namespace =
             field_value(&event.obj_fields, "metadata.namespace").unwrap_or("");
         let name = field_value(&event.obj_fields, "metadata.name").unwrap_or("");
@@ -858,7 +958,7 @@ impl CacherInner {
         }
         (buffer, Vec::new())
     }
-    // ANCHOR_END: start_dispatching
+    // ANCHOR_END: start_dispatching_scopes
 
     /// Mirrors `finishDispatching`: watchers that just got a bookmark are filed for
     /// the next one.
@@ -890,6 +990,37 @@ fn namespace_of_prefix(info: &ResourceInfo, prefix: &str) -> Option<String> {
     let namespace = rest.trim_end_matches('/');
     (!namespace.is_empty() && !namespace.contains('/'))
         .then(|| namespace.to_string())
+}
+
+/// A list or watch key as the storage reads it: a prefix ends in `/`.
+fn normalize_key(key: &str, scope: KeyScope) -> String {
+    let mut key = key.to_string();
+    if scope == KeyScope::Prefix && !key.ends_with('/') {
+        key.push('/');
+    }
+    key
+}
+
+/// The namespace a key is scoped to, and for one object's key its name:
+/// `/registry/pods/default/` → (`default`, none); `/registry/pods/default/web` as an
+/// object → (`default`, `web`).
+fn scope_of_key(
+    info: &ResourceInfo,
+    key: &str,
+    scope: KeyScope,
+) -> (Option<String>, Option<String>) {
+    match scope {
+        KeyScope::Prefix => (namespace_of_prefix(info, key), None),
+        KeyScope::Object => {
+            let rest = key.strip_prefix(&info.key_prefix()).unwrap_or("");
+            match rest.split_once('/') {
+                Some((namespace, name)) if info.namespaced => {
+                    (Some(namespace.to_string()), Some(name.to_string()))
+                }
+                _ => (None, (!rest.is_empty()).then(|| rest.to_string())),
+            }
+        }
+    }
 }
 
 // ANCHOR: cacher_watch_stream
@@ -989,28 +1120,35 @@ impl Storage for Cacher {
         self.inner.storage.create_object(key, obj).boxed()
     }
 
-    fn get(&self, key: String) -> BoxFuture<'_, Result<Arc<Object>, StorageError>> {
-        self.inner.storage.get_object(key).boxed()
+    fn get_with(
+        &self,
+        key: String,
+        options: GetOptions,
+    ) -> BoxFuture<'_, Result<Option<Arc<Object>>, StorageError>> {
+        self.get_cached(key, options).boxed()
     }
 
-    fn get_list(
+    fn get_list_scoped(
         &self,
-        prefix: String,
+        key: String,
+        scope: KeyScope,
         options: ListOptions,
         predicate: SelectionPredicate,
     ) -> BoxFuture<'_, Result<ListResult, StorageError>> {
-        self.get_list_cached(prefix, options, predicate).boxed()
+        self.get_list_cached_in(key, scope, options, predicate)
+            .boxed()
     }
 
-    fn guaranteed_update(
+    fn guaranteed_update_with(
         &self,
         key: String,
+        ignore_not_found: bool,
         preconditions: Preconditions,
         update: UpdateFn,
     ) -> BoxFuture<'_, Result<Arc<Object>, StorageError>> {
         self.inner
             .storage
-            .update_object(key, preconditions, update)
+            .update_object_with(key, ignore_not_found, preconditions, update)
             .boxed()
     }
 
@@ -1022,19 +1160,30 @@ impl Storage for Cacher {
         self.inner.storage.delete_object(key, preconditions).boxed()
     }
 
-    fn watch(
+    fn watch_scoped(
         &self,
-        prefix: String,
+        key: String,
+        scope: KeyScope,
         options: WatchOptions,
         predicate: SelectionPredicate,
     ) -> BoxFuture<'_, Result<Watch<Object>, StorageError>> {
         async move {
             Ok(self
-                .watch_cached(&prefix, &options, predicate)
+                .watch_cached_in(&key, scope, &options, predicate)
                 .await?
                 .into_watch())
         }
         .boxed()
+    }
+
+    fn count(&self, key: String) -> BoxFuture<'_, Result<i64, StorageError>> {
+        self.inner.storage.count_objects(key).boxed()
+    }
+
+    fn get_current_resource_version(
+        &self,
+    ) -> BoxFuture<'_, Result<u64, StorageError>> {
+        self.inner.storage.current_resource_version().boxed()
     }
 
     fn watch_encoded(

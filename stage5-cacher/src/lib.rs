@@ -20,6 +20,7 @@
 //! | `util.go` `suggestedWatchChannelSize`                    | [`watch_cache::suggested_watch_channel_size`] |
 //! | `caching_object.go` `cachingObject`                     | [`CachedObject`]                            |
 //! | `cache_watcher.go` `cacheWatcher`                       | [`CacheWatcher`]                            |
+//! | `cacher.go` `filterWithAttrsAndPrefixFunction`          | [`WatchFilter`], [`KeyFilter`]              |
 //! | `cache_watcher.go` `add`, `process`, `convertToWatchEvent` | [`CacheWatcher`]'s methods               |
 //! | `time_budget.go` `timeBudget`                           | [`TimeBudget`]                              |
 //! | `lister_watcher.go` `listerWatcher`                     | [`StorageListerWatcher`]                    |
@@ -37,7 +38,7 @@ pub mod lister_watcher;
 pub mod time_budget;
 pub mod watch_cache;
 
-pub use cache_watcher::{CacheWatcher, WatchFilter, WatcherEvent};
+pub use cache_watcher::{CacheWatcher, KeyFilter, WatchFilter, WatcherEvent};
 pub use cacher::{Cacher, CacherConfig, CacherStats, CacherWatch, WatcherInfo};
 pub use caching_object::CachedObject;
 pub use lister_watcher::StorageListerWatcher;

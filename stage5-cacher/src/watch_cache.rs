@@ -460,6 +460,28 @@ impl WatchCache {
         }
     }
 
+    /// Forgets every event at or below `resource_version`, as if the history had
+    /// been compacted there: a watch from an older version then gets 410 (or, with
+    /// no event left, an internal error). The Cacher never does this itself; it is
+    /// the watch-cache half of upstream's test helper `compactStorage`
+    /// (`cacher_test.go`), which the storage contract suite's compaction needs.
+    pub fn compact(&self, resource_version: u64) {
+        let mut inner = self.inner.write();
+        while inner.start_index < inner.end_index {
+            let slot = inner.start_index % inner.capacity;
+            if inner.cache[slot]
+                .as_ref()
+                .is_some_and(|e| e.resource_version > resource_version)
+            {
+                break;
+            }
+            inner.cache[slot] = None;
+            inner.start_index += 1;
+            inner.removed_event_since_relist = true;
+        }
+        inner.list_resource_version = resource_version;
+    }
+
     /// Mirrors `watchCache.GetAllEventsSince` (taking the read lock itself).
     pub fn get_all_events_since(
         &self,
@@ -699,9 +721,10 @@ impl Inner {
             })
     }
 
-    /// The current state as Added events at the cache's version (what a watch from
-    /// version 0 starts with).
-    fn all_events_from_store(&self) -> Vec<Arc<WatchCacheEvent>> {
+    /// Mirrors `getIntervalFromStoreLocked`: the current state as Added events at
+    /// the cache's version (what a watch from version 0, or a watch-list, starts
+    /// with), whatever the ring holds.
+    pub fn all_events_from_store(&self) -> Vec<Arc<WatchCacheEvent>> {
         let mut elements = self.store.list();
         elements.sort_unstable_by(|a, b| a.key.cmp(&b.key));
         elements

@@ -1,6 +1,10 @@
 //! The Cacher end to end over the embedded store: EmbeddedKv → watchChan → Reflector
 //! → watchCache → dispatch → cacheWatcher. The scenarios of upstream's
-//! `cacher_test.go` and `cache_watcher_test.go`, in this crate's words.
+//! `cacher_test.go` and `cache_watcher_test.go`, in this crate's words; and, in
+//! [`storage_contract`], apiserver's storage contract suite on the Cacher.
+
+#[path = "cacher/storage_contract.rs"]
+mod storage_contract;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -3,10 +3,10 @@
 //! `k8s.io/apimachinery/pkg/api/errors` builds them).
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{
-    Status, StatusCause, StatusDetails,
+    ListMeta, Status, StatusCause, StatusDetails,
 };
 
-// ANCHOR: storage_error
+// ANCHOR: storage_error_objects
 /// Errors of the storage layer, each with the Kubernetes status the HTTP edge
 /// answers with ([`StorageError::to_status`]). Mirrors apiserver's
 /// `storage.StorageError` codes and the `apierrors` they become.
@@ -38,10 +38,21 @@ pub enum StorageError {
         /// What did not match.
         message: String,
     },
+    // ANCHOR_END: storage_error_objects
+    // ANCHOR: storage_error_versions
     /// The resource version (or continue token) is older than the store keeps (410
     /// Expired).
     #[error("{0}")]
     Expired(String),
+    /// A continue token whose revision has been compacted (410 Expired), with a
+    /// token that continues the list at the newest revision, inconsistently:
+    /// upstream's `handleCompactedErrorForPaging`, which puts the token in the
+    /// Status's `metadata.continue`.
+    #[error("{INCONSISTENT_CONTINUE}")]
+    InconsistentContinue {
+        /// Continues after the same key at the newest revision (revision -1).
+        continue_token: String,
+    },
     /// The store did not reach the requested resource version in time (504, cause
     /// `ResourceVersionTooLarge`).
     #[error("Too large resource version: {requested}, current: {current}")]
@@ -72,7 +83,10 @@ pub enum StorageError {
     #[error("{0}")]
     Internal(String),
 }
-// ANCHOR_END: storage_error
+// ANCHOR_END: storage_error_versions
+
+/// Mirrors the etcd3 store's `inconsistentContinue` message.
+pub const INCONSISTENT_CONTINUE: &str = "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.";
 
 impl StorageError {
     /// The HTTP code.
@@ -82,7 +96,9 @@ impl StorageError {
             StorageError::AlreadyExists { .. } | StorageError::Conflict { .. } => {
                 409
             }
-            StorageError::Expired(_) => 410,
+            StorageError::Expired(_) | StorageError::InconsistentContinue { .. } => {
+                410
+            }
             StorageError::TooLargeResourceVersion { .. } => 504,
             StorageError::BadRequest(_) => 400,
             StorageError::Invalid { .. } => 422,
@@ -104,7 +120,9 @@ impl StorageError {
             StorageError::Conflict { plural, name, .. } => {
                 ("Conflict", Some(details(plural, name, None)))
             }
-            StorageError::Expired(_) => ("Expired", None),
+            StorageError::Expired(_) | StorageError::InconsistentContinue { .. } => {
+                ("Expired", None)
+            }
             StorageError::TooLargeResourceVersion { .. } => (
                 "Timeout",
                 Some(StatusDetails {
@@ -144,13 +162,17 @@ impl StorageError {
             } => format!("{plural} \"{name}\" is invalid: {message}"),
             other => other.to_string(),
         };
+        let mut metadata = ListMeta::default();
+        if let StorageError::InconsistentContinue { continue_token } = self {
+            metadata.continue_ = Some(continue_token.clone());
+        }
         Status {
             code: Some(i32::from(self.code())),
             reason: Some(reason.to_string()),
             message: Some(message),
             status: Some("Failure".to_string()),
             details,
-            metadata: Default::default(),
+            metadata,
         }
     }
 }

@@ -77,10 +77,32 @@ impl Preconditions {
 /// than once (on conflicts).
 pub type UpdateFn = Box<dyn FnMut(&Object) -> Result<Object, StorageError> + Send>;
 
-// ANCHOR: storage_interface
+/// Mirrors `storage.GetOptions`: how [`Storage::get_with`] reads one object.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct GetOptions {
+    /// `IgnoreNotFound`: a missing object is `Ok(None)` rather than NotFound.
+    pub ignore_not_found: bool,
+    /// `""` reads the newest state; otherwise the state must be at least this new
+    /// (else 504 `ResourceVersionTooLarge`).
+    pub resource_version: String,
+}
+
+/// Mirrors `storage.ListOptions.Recursive`: what a list or watch key names.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum KeyScope {
+    /// Every object whose key starts with the key followed by `/`
+    /// (`Recursive: true`), e.g. a namespace: `/registry/pods/default`.
+    #[default]
+    Prefix,
+    /// Only the object at exactly this key (`Recursive: false`).
+    Object,
+}
+
+// ANCHOR: storage_reads
 /// Mirrors apiserver's `storage.Interface` for one resource type. Keys are full etcd
 /// keys (`/registry/pods/default/web-0`); list and watch keys are prefixes
-/// (`/registry/pods/default/` or `/registry/pods/`).
+/// (`/registry/pods/default/` or `/registry/pods/`), or one object's key with
+/// [`KeyScope::Object`].
 pub trait Storage: Send + Sync + 'static {
     /// The resource type this storage holds.
     fn info(&self) -> &ResourceInfo;
@@ -93,23 +115,34 @@ pub trait Storage: Send + Sync + 'static {
         obj: Object,
     ) -> BoxFuture<'_, Result<Arc<Object>, StorageError>>;
 
-    /// Reads one object.
-    fn get(&self, key: String) -> BoxFuture<'_, Result<Arc<Object>, StorageError>>;
-
-    /// Lists the objects under a prefix that the predicate selects, with
-    /// resourceVersion, limit and continue semantics.
-    fn get_list(
+    /// Mirrors `Get`: reads one object, at least as new as the options' resource
+    /// version; with `ignore_not_found` a missing object is `None`.
+    fn get_with(
         &self,
-        prefix: String,
+        key: String,
+        options: GetOptions,
+    ) -> BoxFuture<'_, Result<Option<Arc<Object>>, StorageError>>;
+
+    /// Mirrors `GetList`: lists the objects under a prefix (or the one object at a
+    /// key) that the predicate selects, with resourceVersion, limit and continue
+    /// semantics.
+    fn get_list_scoped(
+        &self,
+        key: String,
+        scope: KeyScope,
         options: ListOptions,
         predicate: SelectionPredicate,
     ) -> BoxFuture<'_, Result<ListResult, StorageError>>;
+    // ANCHOR_END: storage_reads
 
-    /// Read-modify-write with compare-and-swap on the mod revision, retried on
-    /// conflict.
-    fn guaranteed_update(
+    // ANCHOR: storage_writes
+    /// Mirrors `GuaranteedUpdate`: read-modify-write with compare-and-swap on the
+    /// mod revision, retried on conflict. With `ignore_not_found` a missing object
+    /// is created: `update` gets an empty object of the type.
+    fn guaranteed_update_with(
         &self,
         key: String,
+        ignore_not_found: bool,
         preconditions: Preconditions,
         update: UpdateFn,
     ) -> BoxFuture<'_, Result<Arc<Object>, StorageError>>;
@@ -121,14 +154,77 @@ pub trait Storage: Send + Sync + 'static {
         preconditions: Preconditions,
     ) -> BoxFuture<'_, Result<Arc<Object>, StorageError>>;
 
-    /// Watches the objects under a prefix that the predicate selects.
+    /// Mirrors `Watch`: watches the objects under a prefix (or the one object at a
+    /// key) that the predicate selects.
+    fn watch_scoped(
+        &self,
+        key: String,
+        scope: KeyScope,
+        options: WatchOptions,
+        predicate: SelectionPredicate,
+    ) -> BoxFuture<'_, Result<Watch<Object>, StorageError>>;
+
+    /// Mirrors `Count`: how many objects are stored under the key (a prefix; `/` is
+    /// added).
+    fn count(&self, key: String) -> BoxFuture<'_, Result<i64, StorageError>>;
+
+    /// Mirrors `GetCurrentResourceVersion`: etcd's current revision.
+    fn get_current_resource_version(
+        &self,
+    ) -> BoxFuture<'_, Result<u64, StorageError>>;
+    // ANCHOR_END: storage_writes
+
+    // ANCHOR: storage_shorthands
+    /// Reads the newest state of one object: [`get_with`](Storage::get_with)
+    /// with default options.
+    fn get(&self, key: String) -> BoxFuture<'_, Result<Arc<Object>, StorageError>> {
+        Box::pin(async move {
+            let not_found = StorageError::NotFound {
+                plural: self.info().plural.to_string(),
+                name: key.rsplit('/').next().unwrap_or(&key).to_string(),
+            };
+            self.get_with(key, GetOptions::default())
+                .await?
+                .ok_or(not_found)
+        })
+    }
+
+    /// Lists the objects under a prefix:
+    /// [`get_list_scoped`](Storage::get_list_scoped) with [`KeyScope::Prefix`].
+    fn get_list(
+        &self,
+        prefix: String,
+        options: ListOptions,
+        predicate: SelectionPredicate,
+    ) -> BoxFuture<'_, Result<ListResult, StorageError>> {
+        self.get_list_scoped(prefix, KeyScope::Prefix, options, predicate)
+    }
+
+    /// Updates an existing object:
+    /// [`guaranteed_update_with`](Storage::guaranteed_update_with) without
+    /// `ignore_not_found`.
+    fn guaranteed_update(
+        &self,
+        key: String,
+        preconditions: Preconditions,
+        update: UpdateFn,
+    ) -> BoxFuture<'_, Result<Arc<Object>, StorageError>> {
+        self.guaranteed_update_with(key, false, preconditions, update)
+    }
+
+    /// Watches the objects under a prefix:
+    /// [`watch_scoped`](Storage::watch_scoped) with [`KeyScope::Prefix`].
     fn watch(
         &self,
         prefix: String,
         options: WatchOptions,
         predicate: SelectionPredicate,
-    ) -> BoxFuture<'_, Result<Watch<Object>, StorageError>>;
+    ) -> BoxFuture<'_, Result<Watch<Object>, StorageError>> {
+        self.watch_scoped(prefix, KeyScope::Prefix, options, predicate)
+    }
+    // ANCHOR_END: storage_shorthands
 
+    // ANCHOR: storage_watch_encoded
     /// Like [`watch`](Storage::watch), with every event already encoded as a JSON
     /// line: what the HTTP edge streams. The Cacher overrides it to encode each
     /// object once for all watchers.
@@ -144,7 +240,7 @@ pub trait Storage: Send + Sync + 'static {
         })
     }
 }
-// ANCHOR_END: storage_interface
+// ANCHOR_END: storage_watch_encoded
 
 /// The etcd key of one object: `/registry/pods/default/web-0` (or
 /// `/registry/nodes/n1`).

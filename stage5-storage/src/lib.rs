@@ -10,6 +10,7 @@
 //! |---------------------------------------------------------------|----------------------------------------|
 //! | `pkg/storage/interfaces.go` (`storage.Interface`)             | [`Storage`] ([`interfaces`])           |
 //! | `storage.Preconditions`, `storage.UpdateFunc`                 | [`Preconditions`], [`UpdateFn`]        |
+//! | `storage.GetOptions`, `storage.ListOptions.Recursive`         | [`GetOptions`], [`KeyScope`]           |
 //! | `pkg/storage/errors.go`, apimachinery `pkg/api/errors`        | [`StorageError`] ([`errors`])          |
 //! | `pkg/storage/selection_predicate.go`                          | [`SelectionPredicate`] ([`selection_predicate`]) |
 //! | `pkg/storage/api_object_versioner.go`                         | [`parse_resource_version`]             |
@@ -26,6 +27,7 @@
 //! | `pkg/storage/etcd/etcd_watcher.go` (Kubernetes 1.5)           | [`etcd2::etcd_watcher`]                |
 //! | etcd v2's `client` package (`KeysAPI.Get`, `Watcher.Next`)    | [`etcd2::client`]                      |
 //! | `pkg/storage/etcd3/testing`, `integration/etcd` test servers  | `testing::EtcdServer` (feature `testing`) |
+//! | `pkg/storage/testing` (`store_tests.go`, `watcher_tests.go`)  | `testing::contract` (feature `testing`) |
 //!
 //! ## One event, file by file
 //!
@@ -64,7 +66,8 @@ pub mod testing;
 pub use api_object_versioner::parse_resource_version;
 pub use errors::StorageError;
 pub use interfaces::{
-    ListResult, Preconditions, Storage, UpdateFn, list_prefix, object_key,
+    GetOptions, KeyScope, ListResult, Preconditions, Storage, UpdateFn, list_prefix,
+    object_key,
 };
 pub use object::Object;
 pub use resource_info::ResourceInfo;

@@ -1,5 +1,7 @@
 //! A real `etcd` for tests and examples: started on free loopback ports with a
-//! temporary data directory, and stopped when dropped.
+//! temporary data directory, and stopped when dropped. And, in [`contract`],
+//! apiserver's storage contract suite (`pkg/storage/testing`), which this crate's
+//! tests run on the etcd3 store and stage5-cacher's on the Cacher.
 //!
 //! Tests call [`EtcdServer::start_or_skip`]. Where the `etcd` binary is missing, a
 //! local run skips the test with a loud message; with `CI=true` the test fails, so
@@ -10,12 +12,18 @@ use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+pub mod contract;
+
 /// How long a started etcd may take to answer `/health`.
 const START_TIMEOUT: Duration = Duration::from_secs(20);
 
 /// The progress-notify interval the test etcd runs with (etcd's default is 10
 /// minutes).
 pub const TEST_PROGRESS_NOTIFY_INTERVAL: Duration = Duration::from_millis(200);
+
+/// etcd's default progress-notify interval (10 minutes): watches see no periodic
+/// progress notification in a test, only the ones asked for.
+pub const ETCD_DEFAULT_PROGRESS_NOTIFY_INTERVAL: Duration = Duration::from_secs(600);
 
 /// A running `etcd` child process.
 #[derive(Debug)]
@@ -39,6 +47,15 @@ impl EtcdServer {
     /// Starts etcd, or returns `None` after printing why the test is skipped. With
     /// `CI=true` a missing binary or a failed start panics instead.
     pub fn start_or_skip(test: &str) -> Option<EtcdServer> {
+        EtcdServer::start_or_skip_with(test, TEST_PROGRESS_NOTIFY_INTERVAL)
+    }
+
+    /// Like [`start_or_skip`](Self::start_or_skip), with this progress-notify
+    /// interval (etcd's default is [`ETCD_DEFAULT_PROGRESS_NOTIFY_INTERVAL`]).
+    pub fn start_or_skip_with(
+        test: &str,
+        progress_notify_interval: Duration,
+    ) -> Option<EtcdServer> {
         let ci = std::env::var("CI").is_ok_and(|v| v == "true");
         if !etcd_available() {
             assert!(
@@ -50,7 +67,7 @@ impl EtcdServer {
             );
             return None;
         }
-        match EtcdServer::start() {
+        match EtcdServer::start_with(progress_notify_interval) {
             Ok(server) => Some(server),
             Err(error) => panic!("{test}: could not start etcd: {error}"),
         }
@@ -59,6 +76,13 @@ impl EtcdServer {
     /// Starts etcd on two free loopback ports with the v2 API enabled and a short
     /// progress-notify interval, and waits (bounded) until it answers `/health`.
     pub fn start() -> std::io::Result<EtcdServer> {
+        EtcdServer::start_with(TEST_PROGRESS_NOTIFY_INTERVAL)
+    }
+
+    /// Like [`start`](Self::start), with this progress-notify interval.
+    pub fn start_with(
+        progress_notify_interval: Duration,
+    ) -> std::io::Result<EtcdServer> {
         let data_dir = tempfile::tempdir()?;
         let client_addr = free_port()?;
         let peer_addr = free_port()?;
@@ -75,7 +99,7 @@ impl EtcdServer {
             .arg("--enable-v2=true")
             .arg(format!(
                 "--experimental-watch-progress-notify-interval={}ms",
-                TEST_PROGRESS_NOTIFY_INTERVAL.as_millis()
+                progress_notify_interval.as_millis()
             ))
             .arg("--logger=zap")
             .arg("--log-level=error")

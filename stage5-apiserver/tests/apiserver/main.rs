@@ -5,10 +5,13 @@
 //! - [`server_kubectl`]: the real kubectl;
 //! - [`server_informer`]: stage 4's shared informer against the server, through
 //!   relists;
+//! - [`server_informer_watch_reset`]: the informer through a proxy that resets its
+//!   watch connection: it re-watches from its last version, without a list;
 //! - [`end_to_end_example`]: the README's main job, as a test.
 
 mod end_to_end_example;
 mod server_http;
 mod server_informer;
+mod server_informer_watch_reset;
 mod server_kube_client;
 mod server_kubectl;

@@ -44,7 +44,7 @@ pub const ECODE_KEY_NOT_FOUND: u64 = 100;
 /// How long a non-waiting request (get, put, delete) may take before it fails.
 pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 
-// ANCHOR: v2_types
+// ANCHOR: v2_response
 /// Mirrors etcd client's `Response`: what every keys API call answers.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -93,7 +93,9 @@ pub struct Node {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expiration: Option<String>,
 }
+// ANCHOR_END: v2_response
 
+// ANCHOR: v2_error
 /// Mirrors etcd client's `Error`: the body of a failed keys API call.
 #[derive(
     Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, thiserror::Error,
@@ -113,7 +115,7 @@ pub struct EtcdError {
     #[serde(default)]
     pub index: u64,
 }
-// ANCHOR_END: v2_types
+// ANCHOR_END: v2_error
 
 /// Why a keys API call failed.
 #[derive(Debug, thiserror::Error)]

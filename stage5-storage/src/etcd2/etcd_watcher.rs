@@ -621,7 +621,9 @@ impl EtcdWatcher {
                 }
             }
         }
+        // ANCHOR_END: etcd_watch
 
+        // ANCHOR: etcd_watch_poll
         // Go's `client.Watcher(key, &WatcherOptions{Recursive: w.list, AfterIndex:
         // rv})`.
         let mut wait_index = resource_version.saturating_add(1);
@@ -659,7 +661,7 @@ impl EtcdWatcher {
             }
         }
     }
-    // ANCHOR_END: etcd_watch
+    // ANCHOR_END: etcd_watch_poll
 
     // ANCHOR: translate
     /// Mirrors `translate`: pulls responses from `etcd_incoming`, converts them with
@@ -685,20 +687,26 @@ impl EtcdWatcher {
                 () = self.user_stop.cancelled() => break,
                 response = incoming.recv(), if incoming_open => match response {
                     Some(response) => {
-                        let queued = i64::try_from(incoming.len()).unwrap_or(i64::MAX);
+                        let queued =
+                            i64::try_from(incoming.len()).unwrap_or(i64::MAX);
                         if self.incoming_hwm.update(queued) {
                             // Monitor if this gets backed up, and how much.
-                            tracing::debug!(queued, "etcd2 watch: objects queued in incoming channel");
+                            tracing::debug!(
+                                queued,
+                                "etcd2 watch: objects queued in incoming channel"
+                            );
                         }
                         self.send_result(&response).await;
                     }
-                    // Don't return here: wait for etcd_error to give an error or be closed.
+                    // Don't return here: wait for etcd_error to give an error or be
+                    // closed.
                     None => incoming_open = false,
                 },
                 error = errors.recv() => {
                     if let Some(error) = error {
                         let status = error_status(&error);
-                        (self.emit)(&self, WatchEvent::Error(Box::new(status))).await;
+                        let event = WatchEvent::Error(Box::new(status));
+                        (self.emit)(&self, event).await;
                     }
                     break;
                 }
@@ -920,7 +928,11 @@ async fn etcd_get_initial_watch_state(
             return Ok(error.index);
         }
         Err(error) => {
-            tracing::error!(key, %error, "etcd2 watch was unable to retrieve the current index");
+            tracing::error!(
+                key,
+                %error,
+                "etcd2 watch was unable to retrieve the current index"
+            );
             return Err(error);
         }
     };

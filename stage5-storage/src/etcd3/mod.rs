@@ -46,8 +46,10 @@ pub fn decode(data: &[u8], rev: i64) -> Result<Object, StorageError> {
 }
 
 /// Mirrors `runtime.Encode` after `versioner.PrepareObjectForStorage`: JSON without
-/// the resourceVersion (etcd's revision is the version).
+/// the resourceVersion (etcd's revision is the version). The selfLink is cleared for
+/// good, as `PrepareObjectForStorage` does: it is never stored nor returned.
 pub fn encode(obj: &mut Object) -> Result<Bytes, StorageError> {
+    obj.metadata.self_link = None;
     let rv = obj.metadata.resource_version.take();
     let data = serde_json::to_vec(obj);
     obj.metadata.resource_version = rv;

@@ -15,14 +15,18 @@ use super::watcher::{ProgressRegistry, WatchChan, WatchChanOptions};
 use super::{decode, encode};
 use crate::kv::{Compare, KeyValue, Kv, KvError, RangeRequest, TxnOp};
 use crate::{
-    ListResult, Preconditions, Storage, StorageError, UpdateFn,
-    parse_resource_version,
+    GetOptions, KeyScope, ListResult, Preconditions, Storage, StorageError,
+    UpdateFn, parse_resource_version,
 };
 use crate::{Object, ResourceInfo, SelectionPredicate};
 
 /// How often a guaranteed update retries a lost compare-and-swap before giving up
 /// with 409.
 const MAX_UPDATE_ATTEMPTS: usize = 64;
+
+/// Mirrors `maxLimit`: the largest page a list asks etcd for when a selector filters
+/// out most of a page and the store fetches more.
+const MAX_LIST_LIMIT: i64 = 10_000;
 
 // ANCHOR: etcd3_store
 /// Mirrors `etcd3.store`: the objects of one resource type, JSON under
@@ -45,6 +49,7 @@ impl std::fmt::Debug for Etcd3Store {
 }
 
 /// The state of a key as read: the object, its mod revision and its raw bytes.
+#[derive(Clone)]
 struct ObjState {
     obj: Arc<Object>,
     mod_revision: i64,
@@ -99,6 +104,21 @@ impl Etcd3Store {
             mod_revision: kv.mod_revision,
             data: kv.value.clone(),
         })
+    }
+
+    /// The state of a missing key for `ignoreNotFound`: an empty object of the type
+    /// (upstream's `newFunc()`), mod revision 0, no bytes.
+    fn empty_state(&self) -> ObjState {
+        let empty = Object {
+            types: Some(self.info.type_meta()),
+            ..Object::default()
+        }
+        .with_data(serde_json::Value::Object(serde_json::Map::new()));
+        ObjState {
+            obj: Arc::new(empty),
+            mod_revision: 0,
+            data: Bytes::new(),
+        }
     }
 
     async fn get_state(&self, key: &str) -> Result<Option<ObjState>, StorageError> {
@@ -157,35 +177,91 @@ impl Etcd3Store {
         &self,
         key: String,
     ) -> Result<Arc<Object>, StorageError> {
-        match self.get_state(&key).await? {
-            Some(state) => Ok(state.obj),
+        match self
+            .get_object_with(key.clone(), GetOptions::default())
+            .await?
+        {
+            Some(obj) => Ok(obj),
             None => Err(self.not_found(&key)),
         }
     }
 
-    // ANCHOR: get_list
-    /// Mirrors `store.GetList`: `""` reads the newest state, `"0"` any state (here
-    /// also the newest), `Exact` (or a legacy version with a limit) reads at
-    /// that revision, and `NotOlderThan` fails with 504 if etcd is behind. Pages
-    /// follow `limit` and the continue token, which pins every page to the first
-    /// page's revision. A compacted revision or an expired continue token is
-    /// 410.
+    /// Mirrors `store.Get` with its options: the newest state, which must be at
+    /// least as new as the options' resource version
+    /// (`validateMinimumResourceVersion`: else 504); a missing object is NotFound,
+    /// or `None` with `ignore_not_found`.
+    pub async fn get_object_with(
+        &self,
+        key: String,
+        options: GetOptions,
+    ) -> Result<Option<Arc<Object>>, StorageError> {
+        let minimum = parse_resource_version(&options.resource_version)?;
+        let response = self
+            .kv
+            .range(RangeRequest::key(key.clone()))
+            .await
+            .map_err(internal)?;
+        validate_minimum_resource_version(minimum, response.header_revision)?;
+        match response.kvs.first() {
+            Some(kv) => Ok(Some(self.state(kv)?.obj)),
+            None if options.ignore_not_found => Ok(None),
+            None => Err(self.not_found(&key)),
+        }
+    }
+
+    /// Mirrors `store.Count`: how many keys lie under `key` + `/`, read with a
+    /// count-only range.
+    pub async fn count_objects(&self, key: String) -> Result<i64, StorageError> {
+        let mut key = key;
+        if !key.ends_with('/') {
+            key.push('/');
+        }
+        let mut request = RangeRequest::prefix(key);
+        request.count_only = true;
+        Ok(self.kv.range(request).await.map_err(internal)?.count)
+    }
+
+    /// Mirrors `store.GetList` for a prefix (`Recursive: true`); see
+    /// [`list_objects_in`](Self::list_objects_in).
     pub async fn list_objects(
         &self,
         prefix: String,
         options: ListOptions,
         predicate: SelectionPredicate,
     ) -> Result<ListResult, StorageError> {
-        let mut prefix = prefix;
-        if !prefix.ends_with('/') {
-            prefix.push('/');
+        self.list_objects_in(prefix, KeyScope::Prefix, options, predicate)
+            .await
+    }
+
+    /// Mirrors `store.GetList`: `""` reads the newest state, `"0"` any state (here
+    /// also the newest), `Exact` (or a legacy version with a limit) reads at that
+    /// revision, and any other version must not be newer than etcd (else 504).
+    /// Pages follow `limit`: a selector that filters out much of a page makes the
+    /// store fetch twice as many keys, up to 10,000. The continue token starts
+    /// just after the last key read and pins every page to the first page's
+    /// revision (a negative revision continues at the newest). A compacted
+    /// revision is 410; a compacted continue token is 410 with a token that goes
+    /// on, inconsistently, at the newest revision. [`KeyScope::Object`] reads one
+    /// key.
+    // ANCHOR: get_list_options
+    pub async fn list_objects_in(
+        &self,
+        key: String,
+        scope: KeyScope,
+        options: ListOptions,
+        predicate: SelectionPredicate,
+    ) -> Result<ListResult, StorageError> {
+        let recursive = scope == KeyScope::Prefix;
+        let mut key_prefix = key;
+        if recursive && !key_prefix.ends_with('/') {
+            key_prefix.push('/');
         }
         let from_rv = parse_resource_version(&options.resource_version)?;
         let limit = i64::from(options.limit);
+        let paging = recursive && limit > 0;
         let mut with_rev: i64 = 0;
-        let mut start_key: Bytes = prefix.clone().into();
-        let continuing = !options.continue_token.is_empty();
-        if continuing {
+        let mut start_key: Bytes = key_prefix.clone().into();
+        let continue_key = if recursive && !options.continue_token.is_empty() {
             if !options.resource_version.is_empty()
                 && options.resource_version != "0"
             {
@@ -195,111 +271,123 @@ impl Etcd3Store {
                 ));
             }
             let (rv, start) = decode_continue(&options.continue_token)?;
-            with_rev = rv;
-            start_key = format!("{prefix}{start}").into();
+            // A positive revision pins the page; a negative one is the newest.
+            with_rev = rv.max(0);
+            start_key = format!("{key_prefix}{start}").into();
+            Some(start)
         } else {
             match options.resource_version_match {
                 Some(ResourceVersionMatch::Exact) => {
                     if from_rv == 0 {
                         return Err(StorageError::BadRequest(
-                            "resourceVersionMatch \"Exact\" requires a resourceVersion other than \"\" and \"0\"".into(),
+                            "resourceVersionMatch \"Exact\" requires a \
+                             resourceVersion other than \"\" and \"0\""
+                                .into(),
                         ));
                     }
                     with_rev = rv_i64(from_rv);
                 }
                 Some(ResourceVersionMatch::NotOlderThan) => {}
-                None if from_rv > 0 && limit > 0 => with_rev = rv_i64(from_rv),
+                None if paging && from_rv > 0 => with_rev = rv_i64(from_rv),
                 None => {}
             }
-        }
+            None
+        };
+        // ANCHOR_END: get_list_options
 
+        // ANCHOR: get_list_range
         let mut items = Vec::new();
-        let mut next_start: Option<Bytes> = None;
-        let mut remaining: Option<i64> = None;
-        // When filtering, fetch more than asked so that few round trips fill a page.
-        let mut fetch = if limit > 0 { limit } else { 0 };
+        let mut last_key: Option<Bytes> = None;
+        let mut has_more;
+        let mut last_count;
+        let mut fetch = if paging { limit } else { 0 };
         loop {
-            let mut request =
-                RangeRequest::prefix(prefix.clone()).at_revision(with_rev);
-            request.from_key = Some(start_key.clone());
+            let mut request = if recursive {
+                RangeRequest::prefix(key_prefix.clone())
+                    .starting_at(start_key.clone())
+            } else {
+                RangeRequest::key(key_prefix.clone())
+            };
+            request.revision = with_rev;
             request.limit = fetch;
-            let response = self.kv.range(request).await.map_err(|err| match err {
-                KvError::Compacted { .. } if continuing => StorageError::Expired(
-                    "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.".into(),
-                ),
-                KvError::Compacted { .. } => StorageError::Expired(
-                    "The resourceVersion for the provided list is too old.".into(),
-                ),
-                KvError::FutureRevision { current } => StorageError::TooLargeResourceVersion {
-                    requested: from_rv,
-                    current: u64::try_from(current).unwrap_or(0),
-                },
-                other => internal(other),
-            })?;
+            let response =
+                self.kv.range(request).await.map_err(|err| match err {
+                    KvError::Compacted { .. } => match &continue_key {
+                        Some(start) => StorageError::InconsistentContinue {
+                            continue_token: encode_continue(-1, start),
+                        },
+                        None => StorageError::Expired(
+                            "The resourceVersion for the provided list is too old."
+                                .into(),
+                        ),
+                    },
+                    KvError::FutureRevision { current } => {
+                        StorageError::TooLargeResourceVersion {
+                            requested: u64::try_from(with_rev).unwrap_or(0),
+                            current: u64::try_from(current).unwrap_or(0),
+                        }
+                    }
+                    other => internal(other),
+                })?;
+            validate_minimum_resource_version(from_rv, response.header_revision)?;
+            has_more = response.more;
+            last_count = response.count;
+            if response.kvs.is_empty() && response.more {
+                return Err(StorageError::Internal(
+                    "no results were found, but etcd indicated there were more \
+                     values remaining"
+                        .into(),
+                ));
+            }
             if with_rev == 0 {
                 with_rev = response.header_revision;
             }
-            let fetched = response.kvs.len();
-            for (i, kv) in response.kvs.iter().enumerate() {
-                if limit > 0 && items.len() as i64 >= limit {
-                    // The page is full and at least this key remains.
-                    next_start = Some(kv.key.clone());
-                    if predicate.is_everything() {
-                        // `count` covers the range from this batch's first key.
-                        remaining =
-                            Some(response.count - i64::try_from(i).unwrap_or(0));
-                    }
+            // ANCHOR_END: get_list_range
+            // ANCHOR: get_list_page
+            // Take keys until the page is full, filtering as we go.
+            for kv in &response.kvs {
+                if paging && items.len() as i64 >= limit {
+                    has_more = true;
                     break;
                 }
+                last_key = Some(kv.key.clone());
                 let obj = decode(&kv.value, kv.mod_revision)?;
                 if predicate.is_everything() || predicate.matches(&self.info, &obj) {
                     items.push(Arc::new(obj));
                 }
             }
-            if next_start.is_some() || !response.more || fetched == 0 {
+            // Nothing more, or not paging, or a full page: done.
+            if !has_more || !paging || items.len() as i64 >= limit {
                 break;
             }
-            // More keys remain and the page is not full: continue after the last key
-            // read.
-            let mut after = response.kvs[fetched - 1].key.to_vec();
-            after.push(0);
-            start_key = after.into();
-            if limit > 0 && items.len() as i64 >= limit {
-                next_start = Some(start_key.clone());
-                break;
-            }
-            fetch = (fetch * 2).min(10_000);
+            // The selector dropped objects: fetch more at once next time.
+            fetch = (fetch * 2).min(MAX_LIST_LIMIT);
+            let Some(last) = &last_key else { break };
+            start_key = after(last);
         }
-        let returned_rv = u64::try_from(with_rev).unwrap_or(0);
-        if options.resource_version_match == Some(ResourceVersionMatch::NotOlderThan)
-            && from_rv > returned_rv
-        {
-            return Err(StorageError::TooLargeResourceVersion {
-                requested: from_rv,
-                current: returned_rv,
-            });
-        }
-        let continue_token = match next_start {
-            Some(key) => {
-                let start =
-                    String::from_utf8_lossy(&key[prefix.len().min(key.len())..])
-                        .into_owned();
-                encode_continue(with_rev, &start)
+        let (continue_token, remaining_item_count) = match &last_key {
+            Some(last) if has_more => {
+                let next = after(last);
+                let start = String::from_utf8_lossy(
+                    &next[key_prefix.len().min(next.len())..],
+                )
+                .into_owned();
+                // etcd's count covers the last range read; for a selector it
+                // would count objects the selector drops, so there is none.
+                let remaining =
+                    predicate.is_everything().then_some(last_count - limit);
+                (encode_continue(with_rev, &start), remaining)
             }
-            None => String::new(),
+            _ => (String::new(), None),
         };
         Ok(ListResult {
             items,
-            resource_version: returned_rv,
-            remaining_item_count: if continue_token.is_empty() {
-                None
-            } else {
-                remaining.filter(|n| *n > 0)
-            },
+            resource_version: u64::try_from(with_rev).unwrap_or(0),
             continue_token,
+            remaining_item_count,
         })
     }
-    // ANCHOR_END: get_list
+    // ANCHOR_END: get_list_page
 
     // ANCHOR: guaranteed_update
     /// Mirrors `store.GuaranteedUpdate`: read the current object, check the
@@ -310,9 +398,24 @@ impl Etcd3Store {
         &self,
         key: String,
         preconditions: Preconditions,
+        update: UpdateFn,
+    ) -> Result<Arc<Object>, StorageError> {
+        self.update_object_with(key, false, preconditions, update)
+            .await
+    }
+
+    /// [`update_object`](Self::update_object) with `ignoreNotFound`: a missing key
+    /// is updated from an empty object of the type (at mod revision 0, so the
+    /// swap creates it).
+    pub async fn update_object_with(
+        &self,
+        key: String,
+        ignore_not_found: bool,
+        preconditions: Preconditions,
         mut update: UpdateFn,
     ) -> Result<Arc<Object>, StorageError> {
-        self.compare_and_swap(&key, &preconditions, |state| {
+        let missing = ignore_not_found.then(|| self.empty_state());
+        self.compare_and_swap(&key, &preconditions, missing, |state| {
             let mut new_obj = update(&state.obj)?;
             let data = encode(&mut new_obj)?;
             if data == state.data {
@@ -322,20 +425,28 @@ impl Etcd3Store {
         })
         .await
     }
+    // ANCHOR_END: guaranteed_update
 
+    // ANCHOR: compare_and_swap
     /// The loop `GuaranteedUpdate` and `conditionalDelete` share: from the current
-    /// state, check the preconditions, ask `attempt` what to write, and write it
-    /// only if the key is still at the state's mod revision. A lost swap retries
-    /// from the state the transaction read back.
+    /// state (`missing` when the key does not exist, else NotFound), check the
+    /// preconditions, ask `attempt` what to write, and write it only if the key is
+    /// still at the state's mod revision. A lost swap retries from the state the
+    /// transaction read back.
     async fn compare_and_swap(
         &self,
         key: &str,
         preconditions: &Preconditions,
+        missing: Option<ObjState>,
         mut attempt: impl FnMut(&ObjState) -> Result<Swap, StorageError>,
     ) -> Result<Arc<Object>, StorageError> {
         let mut state = self.get_state(key).await?;
         for _ in 0..MAX_UPDATE_ATTEMPTS {
-            let current = state.ok_or_else(|| self.not_found(key))?;
+            let current = match (state, &missing) {
+                (Some(current), _) => current,
+                (None, Some(missing)) => missing.clone(),
+                (None, None) => return Err(self.not_found(key)),
+            };
             preconditions.check(&self.info, &current.obj)?;
             let (op, mut answer) = match attempt(&current)? {
                 Swap::Keep(obj) => return Ok(obj),
@@ -361,7 +472,7 @@ impl Etcd3Store {
             message: "too many concurrent updates; please try again".into(),
         })
     }
-    // ANCHOR_END: guaranteed_update
+    // ANCHOR_END: compare_and_swap
 
     /// Mirrors `store.Delete` (`conditionalDelete`): delete by compare-and-swap
     /// after checking the preconditions, retrying when the object changed
@@ -371,21 +482,34 @@ impl Etcd3Store {
         key: String,
         preconditions: Preconditions,
     ) -> Result<Arc<Object>, StorageError> {
-        self.compare_and_swap(&key, &preconditions, |state| {
+        self.compare_and_swap(&key, &preconditions, None, |state| {
             Ok(Swap::Write(TxnOp::Delete, Box::new((*state.obj).clone())))
         })
         .await
     }
 
-    /// Mirrors `store.Watch` → `watcher.Watch`: a watchChan over the prefix. `""`
-    /// and `"0"` start with the current state as Added events; a version starts
-    /// after it, unless the client asks for a watch-list
-    /// (`sendInitialEvents=true`), which lists the current state first at any
-    /// version. Bookmarks (from etcd progress notifications) are asked for when the
-    /// client allows them.
+    /// Mirrors `store.Watch` for a prefix (`Recursive: true`); see
+    /// [`watch_objects_in`](Self::watch_objects_in).
     pub async fn watch_objects(
         &self,
         prefix: String,
+        options: WatchOptions,
+        predicate: SelectionPredicate,
+    ) -> Result<Watch<Object>, StorageError> {
+        self.watch_objects_in(prefix, KeyScope::Prefix, options, predicate)
+            .await
+    }
+
+    /// Mirrors `store.Watch` → `watcher.Watch`: a watchChan over the prefix (or the
+    /// one key). `""` and `"0"` start with the current state as Added events; a
+    /// version starts after it, unless the client asks for a watch-list
+    /// (`sendInitialEvents=true`), which lists the current state first at any
+    /// version. Bookmarks (from etcd progress notifications) are asked for when the
+    /// client allows them.
+    pub async fn watch_objects_in(
+        &self,
+        key: String,
+        scope: KeyScope,
         options: WatchOptions,
         predicate: SelectionPredicate,
     ) -> Result<Watch<Object>, StorageError> {
@@ -394,14 +518,14 @@ impl Etcd3Store {
         Ok(WatchChan::start(
             Arc::clone(&self.kv),
             self.info.clone(),
-            prefix,
+            key,
             WatchChanOptions {
                 initial_rev,
                 // `areInitialEventsRequired`: the legacy "" / "0", or a watch-list
                 // at any version.
                 force_initial_events: initial_rev == 0
                     || options.send_initial_events,
-                recursive: true,
+                recursive: scope == KeyScope::Prefix,
                 progress_notify: options.allow_watch_bookmarks,
                 predicate,
                 initial_events_end_bookmark: options.send_initial_events
@@ -427,26 +551,33 @@ impl Storage for Etcd3Store {
         self.create_object(key, obj).boxed()
     }
 
-    fn get(&self, key: String) -> BoxFuture<'_, Result<Arc<Object>, StorageError>> {
-        self.get_object(key).boxed()
+    fn get_with(
+        &self,
+        key: String,
+        options: GetOptions,
+    ) -> BoxFuture<'_, Result<Option<Arc<Object>>, StorageError>> {
+        self.get_object_with(key, options).boxed()
     }
 
-    fn get_list(
+    fn get_list_scoped(
         &self,
-        prefix: String,
+        key: String,
+        scope: KeyScope,
         options: ListOptions,
         predicate: SelectionPredicate,
     ) -> BoxFuture<'_, Result<ListResult, StorageError>> {
-        self.list_objects(prefix, options, predicate).boxed()
+        self.list_objects_in(key, scope, options, predicate).boxed()
     }
 
-    fn guaranteed_update(
+    fn guaranteed_update_with(
         &self,
         key: String,
+        ignore_not_found: bool,
         preconditions: Preconditions,
         update: UpdateFn,
     ) -> BoxFuture<'_, Result<Arc<Object>, StorageError>> {
-        self.update_object(key, preconditions, update).boxed()
+        self.update_object_with(key, ignore_not_found, preconditions, update)
+            .boxed()
     }
 
     fn delete(
@@ -457,18 +588,53 @@ impl Storage for Etcd3Store {
         self.delete_object(key, preconditions).boxed()
     }
 
-    fn watch(
+    fn watch_scoped(
         &self,
-        prefix: String,
+        key: String,
+        scope: KeyScope,
         options: WatchOptions,
         predicate: SelectionPredicate,
     ) -> BoxFuture<'_, Result<Watch<Object>, StorageError>> {
-        self.watch_objects(prefix, options, predicate).boxed()
+        self.watch_objects_in(key, scope, options, predicate)
+            .boxed()
+    }
+
+    fn count(&self, key: String) -> BoxFuture<'_, Result<i64, StorageError>> {
+        self.count_objects(key).boxed()
+    }
+
+    fn get_current_resource_version(
+        &self,
+    ) -> BoxFuture<'_, Result<u64, StorageError>> {
+        self.current_resource_version().boxed()
     }
 }
 
 fn internal(err: KvError) -> StorageError {
     StorageError::Internal(err.to_string())
+}
+
+/// Mirrors `validateMinimumResourceVersion`: a requested version newer than etcd's
+/// revision is 504 `ResourceVersionTooLarge`.
+fn validate_minimum_resource_version(
+    minimum: u64,
+    actual: i64,
+) -> Result<(), StorageError> {
+    let actual = u64::try_from(actual).unwrap_or(0);
+    if minimum > actual {
+        return Err(StorageError::TooLargeResourceVersion {
+            requested: minimum,
+            current: actual,
+        });
+    }
+    Ok(())
+}
+
+/// The smallest key after `key`: `key` + NUL (where the next page starts).
+fn after(key: &[u8]) -> Bytes {
+    let mut next = key.to_vec();
+    next.push(0);
+    next.into()
 }
 
 fn rv_i64(rv: u64) -> i64 {
@@ -500,7 +666,9 @@ pub fn encode_continue(rv: i64, start: &str) -> String {
 }
 
 /// Mirrors `storage.DecodeContinue`: the revision and the relative start key, or 400
-/// for a malformed token (a start key that escapes the prefix included).
+/// for a malformed token. Revision 0 is invalid; a negative revision means "the
+/// newest". The start key may begin with `/`, but must be a clean path: no `.` or
+/// `..` segment, no empty segment (no escaping the prefix).
 pub fn decode_continue(token: &str) -> Result<(i64, String), StorageError> {
     let bad = |why: &str| {
         StorageError::BadRequest(format!("continue key is not valid: {why}"))
@@ -515,16 +683,22 @@ pub fn decode_continue(token: &str) -> Result<(i64, String), StorageError> {
     if token.v != "meta.k8s.io/v1" {
         return Err(bad("server does not recognize this encoded version"));
     }
-    if token.rv <= 0 {
+    if token.rv == 0 {
         return Err(bad(
             "incorrect encoded start resourceVersion (version meta.k8s.io/v1)",
         ));
     }
-    if token.start.is_empty()
-        || token.start.contains("..")
-        || token.start.starts_with('/')
-    {
-        return Err(bad("path traversal attempt"));
+    if token.start.is_empty() {
+        return Err(bad("encoded start key empty (version meta.k8s.io/v1)"));
     }
-    Ok((token.rv, token.start))
+    // `path.Clean("/" + start)` must leave it unchanged.
+    let start = token.start.strip_prefix('/').unwrap_or(&token.start);
+    let clean = !start.is_empty()
+        && start
+            .split('/')
+            .all(|segment| !matches!(segment, "" | "." | ".."));
+    if !clean {
+        return Err(bad(&token.start));
+    }
+    Ok((token.rv, start.to_string()))
 }

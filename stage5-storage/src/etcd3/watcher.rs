@@ -212,8 +212,8 @@ impl WatchChan {
         tokio::select! {
             biased;
             Some(err) = err_rx.recv() => {
-                // The error event reaches the consumer before the result channel closes,
-                // unless the consumer has given up.
+                // The error event reaches the consumer before the result channel
+                // closes, unless the consumer has given up.
                 let event = Ok(WatchEvent::Error(Box::new(err.to_status())));
                 tokio::select! {
                     _ = self.result_tx.send(event) => {}
@@ -257,7 +257,11 @@ impl WatchChan {
             match self.sync(&incoming).await {
                 Ok(rev) => initial_rev = rev,
                 Err(err) => {
-                    tracing::error!(key = %self.key, %err, "failed to sync with latest state");
+                    tracing::error!(
+                        key = %self.key,
+                        %err,
+                        "failed to sync with latest state"
+                    );
                     self.send_error(&errors, err);
                     return;
                 }
@@ -287,6 +291,8 @@ impl WatchChan {
             .progress_registry
             .as_ref()
             .map(|registry| registry.register(Arc::clone(&watch.progress)));
+        // ANCHOR_END: start_watching
+        // ANCHOR: start_watching_loop
         loop {
             let response = tokio::select! {
                 response = watch.responses.next() => response,
@@ -323,7 +329,11 @@ impl WatchChan {
                 match parse_event(event) {
                     Ok(parsed) => self.send_event(&incoming, parsed).await,
                     Err(message) => {
-                        tracing::error!(key = %self.key, %message, "watch chan error");
+                        tracing::error!(
+                            key = %self.key,
+                            %message,
+                            "watch chan error"
+                        );
                         return self
                             .send_error(&errors, StorageError::Internal(message));
                     }
@@ -331,7 +341,7 @@ impl WatchChan {
             }
         }
     }
-    // ANCHOR_END: start_watching
+    // ANCHOR_END: start_watching_loop
 
     /// The check upstream's `startWatching` makes before a required list at an
     /// explicit version: the store's current revision
@@ -371,8 +381,12 @@ impl WatchChan {
         };
         loop {
             let response = tokio::select! {
-                response = self.kv.range(request.clone()) => response.map_err(interpret_watch_error)?,
-                () = self.cancel.cancelled() => return Err(StorageError::Internal("cancelled".into())),
+                response = self.kv.range(request.clone()) => {
+                    response.map_err(interpret_watch_error)?
+                }
+                () = self.cancel.cancelled() => {
+                    return Err(StorageError::Internal("cancelled".into()));
+                }
             };
             if request.revision == 0 {
                 request.revision = response.header_revision;

@@ -673,9 +673,9 @@ impl WatchCursor {
 /// The events in `watcher`'s range from revision `from` on, oldest first, at most
 /// `max_events`, scanning at most [`SCAN_BUDGET`] revisions; and the last revision
 /// scanned (`from - 1` when nothing was). `prev_kv` is filled as etcd's watch server
-/// fills it: for every event that is not a create, the key's state at `mod_revision
-/// - 1`, when that revision is not compacted. A delete at exactly the compacted
-/// revision is skipped, as etcd's compaction loses it.
+/// fills it: for every event that is not a create, the key's state just before
+/// `mod_revision`, when that revision is not compacted. A delete at exactly the
+/// compacted revision is skipped, as etcd's compaction loses it.
 fn select_events(
     state: &MvccState,
     watcher: &WatcherShared,
