@@ -236,16 +236,20 @@ pub fn assert_rv_not_older_than(got: u64, sentinel: u64, what: &str) {
 /// One table-driven case: its upstream name and its body.
 pub type Case<'a> = (String, BoxFuture<'a, ()>);
 
-/// Runs cases one after the other (upstream's sequential `t.Run`), each to its end,
-/// then fails naming every failed case.
+/// Runs cases one after the other (upstream's sequential `t.Run`). Unlike `t.Run`,
+/// the first failing case ends the scenario and the cases after it are named as not
+/// run: most failures here are a [`WAIT`] timeout, and a broken storage should fail
+/// a scenario in one timeout, not in one per case.
 pub async fn run_cases_in_order(scenario: &str, cases: Vec<Case<'_>>) {
-    let mut failed = Vec::new();
-    for (name, case) in cases {
+    let mut cases = cases.into_iter();
+    while let Some((name, case)) = cases.next() {
         if AssertUnwindSafe(case).catch_unwind().await.is_err() {
-            failed.push(name);
+            let not_run: Vec<String> = cases.map(|(name, _)| name).collect();
+            panic!(
+                "{scenario}: case {name:?} failed; not run after it: {not_run:#?}"
+            );
         }
     }
-    assert!(failed.is_empty(), "{scenario}: failed cases: {failed:#?}");
 }
 
 /// Runs cases concurrently (upstream's `t.Parallel()` cases), then fails naming
