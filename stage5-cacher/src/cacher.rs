@@ -619,9 +619,10 @@ impl Cacher {
     /// Mirrors `Cacher.GetList`: `""` is a consistent read (etcd's current revision,
     /// then wait until the cache has it), `"0"` is whatever the cache has, a
     /// version waits (up to 3 s) until the cache has caught up. Exact reads,
-    /// continue tokens and limits with a version other than `"0"`, or a cache
-    /// that is not ready, go to etcd. Only objects under the key (or at it) are
-    /// listed.
+    /// continue tokens and limits with a version other than `"0"`, a cache that is
+    /// not ready, and consistent reads over an etcd whose progress notifications
+    /// can't be trusted (before 3.4.31 and 3.5.13) go to etcd. Only objects under
+    /// the key (or at it) are listed.
     pub async fn get_list_cached_in(
         &self,
         key: String,
@@ -634,7 +635,9 @@ impl Cacher {
         let delegate = !options.continue_token.is_empty()
             || options.resource_version_match == Some(ResourceVersionMatch::Exact)
             || (options.limit > 0 && options.resource_version != "0")
-            || !self.is_ready();
+            || !self.is_ready()
+            || (options.resource_version.is_empty()
+                && !inner.storage.kv().supports_request_watch_progress().await);
         if delegate {
             return inner
                 .storage

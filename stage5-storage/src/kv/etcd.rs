@@ -36,6 +36,8 @@ const PROBE_TIMEOUT: Duration = Duration::from_secs(2);
 #[derive(Clone)]
 pub struct EtcdKv {
     client: Client,
+    /// Whether this etcd's progress notifications can be trusted, asked once.
+    request_watch_progress: Arc<tokio::sync::OnceCell<bool>>,
 }
 
 impl fmt::Debug for EtcdKv {
@@ -58,7 +60,10 @@ impl EtcdKv {
         let client = Client::connect(endpoints, Some(options))
             .await
             .map_err(map_error)?;
-        Ok(EtcdKv { client })
+        Ok(EtcdKv {
+            client,
+            request_watch_progress: Arc::default(),
+        })
     }
 
     /// Turns an etcd-client error into a [`KvError`], asking etcd for the revisions
@@ -326,6 +331,26 @@ impl WatchState {
     }
 }
 
+/// Whether an etcd of this version (`3.5.12`, as `Status` reports it) sends a
+/// requested progress notification only after the events below its revision. Mirrors
+/// the version check of `pkg/storage/feature/feature_support_checker.go`: etcd
+/// before 3.4.31 and 3.5.13 could send it ahead of them (etcd issue 15220), and a
+/// cache that trusted it would answer a consistent read without the newest writes.
+fn request_watch_progress_supported(version: &str) -> bool {
+    let mut parts = version.split('.').map(|p| p.parse::<u32>().unwrap_or(0));
+    let (major, minor, patch) = (
+        parts.next().unwrap_or(0),
+        parts.next().unwrap_or(0),
+        parts.next().unwrap_or(0),
+    );
+    match (major, minor) {
+        (3, 4) => patch >= 31,
+        (3, 5) => patch >= 13,
+        (3, m) => m >= 6,
+        (m, _) => m > 3,
+    }
+}
+
 /// Mirrors `clientv3.Watcher.RequestProgress` for one etcd watch stream.
 struct EtcdProgress {
     watcher: Arc<tokio::sync::Mutex<Watcher>>,
@@ -457,5 +482,41 @@ impl Kv for EtcdKv {
         request: WatchRequest,
     ) -> BoxFuture<'_, Result<KvWatch, KvError>> {
         Box::pin(self.watch_inner(request))
+    }
+
+    /// Asks etcd's `Status` for its version once; until an answer comes (etcd
+    /// down), the answer is "no", so a cache sends consistent reads to etcd.
+    fn supports_request_watch_progress(&self) -> BoxFuture<'_, bool> {
+        Box::pin(async move {
+            let asked = self.request_watch_progress.get_or_try_init(|| async {
+                let status = tokio::time::timeout(
+                    PROBE_TIMEOUT,
+                    self.client.maintenance_client().status(),
+                )
+                .await;
+                match status {
+                    Ok(Ok(status)) => {
+                        Ok(request_watch_progress_supported(status.version()))
+                    }
+                    _ => Err(()),
+                }
+            });
+            asked.await.copied().unwrap_or(false)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::request_watch_progress_supported as supported;
+
+    #[test]
+    fn progress_requests_are_trusted_from_the_etcd_releases_that_fixed_them() {
+        for old in ["3.4.23", "3.4.30", "3.5.0", "3.5.12", "3.3.27", "garbage"] {
+            assert!(!supported(old), "{old}");
+        }
+        for fixed in ["3.4.31", "3.4.37", "3.5.13", "3.5.21", "3.6.0", "4.0.0"] {
+            assert!(supported(fixed), "{fixed}");
+        }
     }
 }

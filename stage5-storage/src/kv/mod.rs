@@ -322,6 +322,14 @@ pub trait Kv: Send + Sync + 'static {
         &self,
         request: WatchRequest,
     ) -> BoxFuture<'_, Result<KvWatch, KvError>>;
+
+    /// Whether a progress notification asked for with `request_progress` comes
+    /// after every event below its revision, so a cache may trust it. Mirrors the
+    /// `storage.RequestWatchProgress` feature of `pkg/storage/feature`; true here,
+    /// see [`EtcdKv`](crate::kv::EtcdKv) for etcd.
+    fn supports_request_watch_progress(&self) -> BoxFuture<'_, bool> {
+        Box::pin(async { true })
+    }
 }
 // ANCHOR_END: kv_trait
 

@@ -208,51 +208,6 @@ async fn run_watch_list_match_single(b: Backend) {
     c::run_watch_list_match_single(&b.store).await;
 }
 
-/// Every scenario on a store of pods, handed to `$runner`.
-macro_rules! for_each_contract_scenario {
-    ($runner:ident) => {
-        $runner!(
-            run_test_create,
-            run_test_create_with_key_exist,
-            run_test_get,
-            run_test_unconditional_delete,
-            run_test_conditional_delete,
-            run_test_delete_with_suggestion,
-            run_test_delete_with_suggestion_and_conflict,
-            run_test_delete_with_suggestion_of_deleted_object,
-            run_test_preconditional_delete_with_suggestion,
-            run_test_preconditional_delete_with_only_suggestion_pass,
-            run_test_list,
-            run_test_consistent_list,
-            run_test_get_list_non_recursive,
-            run_test_get_list_recursive_prefix,
-            run_test_list_continuation,
-            run_test_list_pagination_rare_object,
-            run_test_list_continuation_with_filter,
-            run_test_list_inconsistent_continuation,
-            run_test_guaranteed_update,
-            run_test_guaranteed_update_with_conflict,
-            run_test_guaranteed_update_with_suggestion_and_conflict,
-            run_test_list_paging,
-            run_test_namespace_scoped_list,
-            run_test_count,
-            run_test_watch,
-            run_test_watch_from_zero,
-            run_test_delete_trigger_watch,
-            run_test_watch_from_non_zero,
-            run_test_delayed_watch_delivery,
-            run_test_watcher_timeout,
-            run_test_watch_delete_event_object_have_latest_rv,
-            run_test_namespace_scoped_watch,
-            run_test_watch_dispatch_bookmark_events,
-            run_send_initial_events_backward_compatibility,
-            run_watch_semantics,
-            run_watch_semantic_initial_events_extended,
-            run_watch_list_match_single,
-        );
-    };
-}
-
 mod embedded {
     use super::*;
 
@@ -271,7 +226,7 @@ mod embedded {
         };
     }
 
-    for_each_contract_scenario!(embedded_tests);
+    stage5_storage::for_each_contract_scenario!(embedded_tests);
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn run_test_cluster_scoped_watch() {
@@ -334,7 +289,7 @@ mod real_etcd {
         };
     }
 
-    for_each_contract_scenario!(etcd_tests);
+    stage5_storage::for_each_contract_scenario!(etcd_tests);
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn run_test_cluster_scoped_watch() {

@@ -12,9 +12,10 @@
 //! Go counterpart takes as arguments ([`Compaction`], [`IncreaseRv`],
 //! [`KeyValidation`], flags).
 //!
-//! Table-driven cases keep their Go names. Cases run to the end even when one
-//! fails (like `t.Run`); the scenario then panics naming every failed case. Cases
-//! that upstream marks `t.Parallel()` run concurrently. Every wait is bounded
+//! Table-driven cases keep their Go names. Cases that upstream marks `t.Parallel()`
+//! run concurrently, each to its end, and the scenario then panics naming every
+//! failed case; sequential cases stop at the first that fails
+//! ([`run_cases_in_order`]). Every wait is bounded
 //! ([`WAIT`]), so a storage that never answers fails the test instead of hanging
 //! it. What could not be ported, and why, is listed in the book's
 //! `stage5/contract-suite.md`.
@@ -22,6 +23,57 @@
 //! Keys: upstream's store adds the `/registry` path prefix to keys such as
 //! `/pods/ns/name`; here keys are full etcd keys, so `/pods/...` becomes
 //! `/registry/pods/...` ([`object_key`], [`key`]).
+
+/// Hands `$runner` the names of every scenario that runs on any [`Storage`], then
+/// `extra` names (scenarios only one storage runs, such as the Cacher's
+/// `run_wait_until_watch_cache_fresh_and_force_all_events`). Both integration-test
+/// binaries, this crate's and stage5-cacher's, take their scenario list from here,
+/// so a scenario added to the suite runs on all four combinations.
+#[macro_export]
+macro_rules! for_each_contract_scenario {
+    ($runner:ident $(, $extra:ident)* $(,)?) => {
+        $runner!(
+            run_test_create,
+            run_test_create_with_key_exist,
+            run_test_get,
+            run_test_unconditional_delete,
+            run_test_conditional_delete,
+            run_test_delete_with_suggestion,
+            run_test_delete_with_suggestion_and_conflict,
+            run_test_delete_with_suggestion_of_deleted_object,
+            run_test_preconditional_delete_with_suggestion,
+            run_test_preconditional_delete_with_only_suggestion_pass,
+            run_test_list,
+            run_test_consistent_list,
+            run_test_get_list_non_recursive,
+            run_test_get_list_recursive_prefix,
+            run_test_list_continuation,
+            run_test_list_pagination_rare_object,
+            run_test_list_continuation_with_filter,
+            run_test_list_inconsistent_continuation,
+            run_test_guaranteed_update,
+            run_test_guaranteed_update_with_conflict,
+            run_test_guaranteed_update_with_suggestion_and_conflict,
+            run_test_list_paging,
+            run_test_namespace_scoped_list,
+            run_test_count,
+            run_test_watch,
+            run_test_watch_from_zero,
+            run_test_delete_trigger_watch,
+            run_test_watch_from_non_zero,
+            run_test_delayed_watch_delivery,
+            run_test_watcher_timeout,
+            run_test_watch_delete_event_object_have_latest_rv,
+            run_test_namespace_scoped_watch,
+            run_test_watch_dispatch_bookmark_events,
+            run_send_initial_events_backward_compatibility,
+            run_watch_semantics,
+            run_watch_semantic_initial_events_extended,
+            run_watch_list_match_single,
+            $($extra,)*
+        );
+    };
+}
 
 pub mod store;
 pub mod watcher;
