@@ -3,6 +3,18 @@
 // file, You can obtain one at https://mozilla.org/MPL/2.0/.
 
 (() => {
+    // The book writes diagrams as ```text,mermaid code blocks, so that
+    // mdbook-xgettext extracts each one as a message and the Chinese edition
+    // translates its labels. (`text` keeps highlight.js quiet: it knows no mermaid.)
+    // mdBook renders such a block as <pre><code class="language-text mermaid">; give
+    // mermaid the <pre class="mermaid"> it looks for, holding the block's text.
+    for (const code of document.querySelectorAll('code.mermaid')) {
+        const diagram = document.createElement('pre');
+        diagram.className = 'mermaid';
+        diagram.textContent = code.textContent;
+        code.parentElement.replaceWith(diagram);
+    }
+
     const darkThemes = ['ayu', 'navy', 'coal'];
     const lightThemes = ['light', 'rust'];
 

@@ -17,29 +17,49 @@ use crate::error::Error;
 
 mod browser;
 mod listings;
+mod po;
+
+pub(crate) use po::update as po_update;
 
 /// A tool the book needs, pinned to one version and installed with `cargo install
 /// --locked`.
 struct Tool {
     /// The executable's name, looked up on `PATH`.
     bin: &'static str,
+    /// Whether `BIN --version` names the version; if not, `cargo install --list`
+    /// is asked.
+    has_version_flag: bool,
     /// The crates.io package that provides it.
     package: &'static str,
     /// The exact version the book is built with.
     version: &'static str,
 }
 
-/// The pinned tools. Diagrams need none: they are `<pre class="mermaid">` blocks that
-/// the vendored `book/mermaid.min.js` renders (see `book/book.toml`).
-const TOOLS: [Tool; 1] = [Tool {
-    bin: "mdbook",
-    package: "mdbook",
-    version: "0.5.4",
-}];
+/// The pinned tools: mdBook, and mdbook-i18n-helpers for the Chinese edition
+/// (`mdbook-gettext` translates, `mdbook-xgettext` extracts). Diagrams need none:
+/// they are ```` ```text,mermaid ```` blocks that the vendored `book/mermaid.min.js`
+/// renders in the browser (see `book/book.toml`).
+const TOOLS: [Tool; 2] = [
+    Tool {
+        bin: "mdbook",
+        has_version_flag: true,
+        package: "mdbook",
+        version: "0.5.4",
+    },
+    Tool {
+        bin: "mdbook-gettext",
+        has_version_flag: false,
+        package: "mdbook-i18n-helpers",
+        version: "0.4.0",
+    },
+];
 
 /// `cargo xtask book build`: check the includes and where they stand, ensure the
-/// tools, run `mdbook build book`, then fail on any warning mdBook printed and on
-/// any listing too wide for the page or too long (see [`listings`]).
+/// tools, build the English edition into `book/book` and the Chinese one into
+/// `book/book/zh-CN`, then fail on any warning mdBook printed, on any listing too
+/// wide for the page or too long (see [`listings`]), on a page one edition has and
+/// the other lacks, and on a translation that is incomplete, stale or unfaithful
+/// (see [`po`]).
 pub(crate) fn build(root: &Path) -> Result<(), Error> {
     let src = root.join("book").join("src");
     let report = check_includes(&src).map_err(Error::io("read", &src))?;
@@ -48,56 +68,101 @@ pub(crate) fn build(root: &Path) -> Result<(), Error> {
         .iter()
         .map(|problem| problem.relative_to(root).to_string())
         .collect();
-    problems.extend(
-        placement_findings(root, &src)?
-            .iter()
-            .map(ToString::to_string),
-    );
+    problems.extend(source_findings(root, &src)?.iter().map(ToString::to_string));
     if !problems.is_empty() {
         for problem in &problems {
             eprintln!("{problem}");
         }
         return Err(Error::Check(format!(
-            "{} broken or misplaced include(s) in book/src (mdBook would render them \
-             as empty or broken listings)",
+            "{} problem(s) in book/src: broken or misplaced includes (mdBook would \
+             render them as empty or broken listings), or headings and diagrams the \
+             Chinese edition cannot translate safely",
             problems.len()
         )));
     }
     println!(
         "xtask: checked {} include(s) in {} markdown file(s): all resolve, each at \
-         the start of a line outside lists",
+         the start of a line outside lists; every heading has its {{#id}}",
         report.directives, report.files
     );
     ensure_tools()?;
-    let output = run_mdbook_captured(root, &["build", "book"])?;
+    let output = run_mdbook_captured(root, &["build", "book"], &[])?;
     let mut findings: Vec<String> = listings::warnings(&output)
         .into_iter()
         .map(|line| format!("mdbook: {}", line.trim()))
         .collect();
+    let output = run_mdbook_captured(
+        root,
+        &["build", "book", "-d", po::DEST],
+        &po::language_env(),
+    )?;
+    findings.extend(
+        listings::warnings(&output)
+            .into_iter()
+            .map(|line| format!("mdbook ({}): {}", po::LANGUAGE, line.trim())),
+    );
     let out = root.join("book").join("book");
     let (count, rendered) =
         listings::check_rendered(&out).map_err(Error::io("read", &out))?;
     findings.extend(rendered.iter().map(ToString::to_string));
+    findings.extend(edition_findings(&out)?);
+    let (translation, stats) = po::check(root)?;
+    findings.extend(translation);
     if !findings.is_empty() {
         for finding in &findings {
             eprintln!("{finding}");
         }
         return Err(Error::Check(format!(
-            "{} problem(s) in the built book: mdBook warnings, or listings wider than \
-             {} columns or longer than {} lines",
+            "{} problem(s) in the built book: mdBook warnings, listings wider than \
+             {} columns or longer than {} lines, editions that differ in pages, or \
+             an incomplete or stale translation",
             findings.len(),
             listings::PAGE_COLUMNS,
             listings::MAX_LINES
         )));
     }
     println!(
-        "xtask: no mdBook warnings; {count} listing(s), each within {} columns and {} \
-         lines (or marked `{}`)",
+        "xtask: both editions built, no mdBook warnings; {count} listing(s), each \
+         within {} columns and {} lines (or marked `{}`); book/po/{}.po: {stats}",
         listings::PAGE_COLUMNS,
         listings::MAX_LINES,
-        listings::LONG_LISTING
+        listings::LONG_LISTING,
+        po::LANGUAGE
     );
     Ok(())
+}
+
+/// The pages one edition has and the other lacks: the language button links each
+/// page to its namesake in the other edition.
+fn edition_findings(out: &Path) -> Result<Vec<String>, Error> {
+    let translated = out.join(po::LANGUAGE);
+    let relative = |dir: &Path,
+                    skip: Option<&Path>|
+     -> Result<Vec<PathBuf>, Error> {
+        let mut pages = Vec::new();
+        listings::collect_pages(dir, &mut pages).map_err(Error::io("read", dir))?;
+        let mut pages: Vec<PathBuf> = pages
+            .into_iter()
+            .filter(|page| skip.is_none_or(|skip| !page.starts_with(skip)))
+            .filter_map(|page| page.strip_prefix(dir).ok().map(Path::to_path_buf))
+            .collect();
+        pages.sort();
+        Ok(pages)
+    };
+    let english = relative(out, Some(&translated))?;
+    let chinese = relative(&translated, None)?;
+    let mut findings = Vec::new();
+    for page in english.iter().filter(|p| !chinese.contains(p)) {
+        findings.push(format!("{}: in the English edition only", page.display()));
+    }
+    for page in chinese.iter().filter(|p| !english.contains(p)) {
+        findings.push(format!(
+            "{}/{}: in the Chinese edition only",
+            po::LANGUAGE,
+            page.display()
+        ));
+    }
+    Ok(findings)
 }
 
 /// `cargo xtask book browser-check`: every page of the built book in headless
@@ -106,8 +171,10 @@ pub(crate) fn browser_check(root: &Path) -> Result<(), Error> {
     browser::check(&root.join("book").join("book"))
 }
 
-/// Where the include directives stand, in every markdown file under `src`.
-fn placement_findings(
+/// Where the include directives stand, in every markdown file under `src`, and
+/// whether its headings and diagrams translate safely (`SUMMARY.md`'s part titles
+/// are not page headings and need no anchor).
+fn source_findings(
     root: &Path,
     src: &Path,
 ) -> Result<Vec<listings::Finding>, Error> {
@@ -123,17 +190,39 @@ fn placement_findings(
             .display()
             .to_string();
         findings.extend(listings::check_placement(&label, &text));
+        if file.file_name().is_none_or(|name| name != "SUMMARY.md") {
+            findings.extend(listings::check_translatable(&label, &text));
+        }
     }
     Ok(findings)
 }
 
-/// `cargo xtask book serve [ARGS]`: ensure the tools, run `mdbook serve book
-/// [ARGS]`.
+/// `cargo xtask book serve [--lang zh-CN] [ARGS]`: ensure the tools, run `mdbook
+/// serve book [ARGS]`; with `--lang zh-CN`, serve the Chinese edition (built into
+/// `book/book/zh-CN`).
 ///
 /// Binds 127.0.0.1 unless ARGS choose a hostname themselves.
-pub(crate) fn serve(root: &Path, extra: &[String]) -> Result<(), Error> {
+pub(crate) fn serve(
+    root: &Path,
+    language: Option<&str>,
+    extra: &[String],
+) -> Result<(), Error> {
+    let env: &[(&str, &str)] = match language {
+        None | Some("en") => &[],
+        Some(po::LANGUAGE) => &po::language_env(),
+        Some(other) => {
+            return Err(Error::Usage(format!(
+                "no edition in `{other}`: the book has `en` (the default) and `{}`",
+                po::LANGUAGE
+            )));
+        }
+    };
     ensure_tools()?;
-    run_mdbook(root, &serve_args(extra))
+    let mut args = serve_args(extra);
+    if !env.is_empty() {
+        args.extend(["-d", po::DEST]);
+    }
+    run_mdbook(root, &args, env)
 }
 
 /// The arguments of `mdbook serve`: the book, `--hostname 127.0.0.1` unless `extra`
@@ -152,11 +241,16 @@ fn serve_args(extra: &[String]) -> Vec<&str> {
     args
 }
 
-/// Runs `mdbook ARGS` in the workspace root and turns a failure into an error
-/// message.
-fn run_mdbook(root: &Path, args: &[&str]) -> Result<(), Error> {
+/// Runs `mdbook ARGS` in the workspace root, with `env` added to its environment,
+/// and turns a failure into an error message.
+fn run_mdbook(
+    root: &Path,
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> Result<(), Error> {
     let status = Command::new("mdbook")
         .args(args)
+        .envs(env.iter().copied())
         .current_dir(root)
         .status()
         .map_err(Error::spawn("mdbook"))?;
@@ -170,11 +264,17 @@ fn run_mdbook(root: &Path, args: &[&str]) -> Result<(), Error> {
     }
 }
 
-/// Runs `mdbook ARGS` in the workspace root, echoing its output, and returns that
-/// output (stdout, then stderr) for the warning check.
-fn run_mdbook_captured(root: &Path, args: &[&str]) -> Result<String, Error> {
+/// Runs `mdbook ARGS` in the workspace root, with `env` added to its environment,
+/// echoing its output, and returns that output (stdout, then stderr) for the
+/// warning check.
+fn run_mdbook_captured(
+    root: &Path,
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> Result<String, Error> {
     let output = Command::new("mdbook")
         .args(args)
+        .envs(env.iter().copied())
         .current_dir(root)
         .output()
         .map_err(Error::spawn("mdbook"))?;
@@ -199,7 +299,7 @@ fn run_mdbook_captured(root: &Path, args: &[&str]) -> Result<String, Error> {
 fn ensure_tools() -> Result<(), Error> {
     let mut pinned = Vec::new();
     for tool in &TOOLS {
-        let found = installed_version(tool.bin);
+        let found = installed_version(tool);
         pinned.push(format!("{} {}", tool.bin, tool.version));
         if found
             .as_deref()
@@ -218,7 +318,7 @@ fn ensure_tools() -> Result<(), Error> {
             ),
         }
         install(tool)?;
-        match installed_version(tool.bin) {
+        match installed_version(tool) {
             Some(out) if version_matches(&out, tool.version) => {}
             other => {
                 return Err(Error::Tool {
@@ -263,9 +363,28 @@ fn install(tool: &Tool) -> Result<(), Error> {
     }
 }
 
-/// The trimmed output of `BIN --version`, or `None` when it cannot run or fails.
-fn installed_version(bin: &str) -> Option<String> {
-    let out = Command::new(bin).arg("--version").output().ok()?;
+/// The trimmed output of `BIN --version`, or for a tool without that flag its
+/// package's line in `cargo install --list` (`mdbook-i18n-helpers v0.4.0:`), or
+/// `None` when the tool is not on `PATH`.
+fn installed_version(tool: &Tool) -> Option<String> {
+    if !tool.has_version_flag {
+        // The binary must be reachable, whatever cargo remembers installing.
+        Command::new(tool.bin)
+            .arg("supports")
+            .arg("html")
+            .output()
+            .ok()?;
+        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+        let out = Command::new(cargo)
+            .args(["install", "--list"])
+            .output()
+            .ok()?;
+        return String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .find(|line| line.starts_with(&format!("{} ", tool.package)))
+            .map(|line| line.trim_end_matches(':').to_string());
+    }
+    let out = Command::new(tool.bin).arg("--version").output().ok()?;
     if !out.status.success() {
         return None;
     }
@@ -736,6 +855,25 @@ fn tail() {}
     }
 
     #[test]
+    fn a_page_in_one_edition_only_is_found() {
+        let dir = TempDir::new();
+        for page in ["index.html", "stage1/index.html", "print.html"] {
+            dir.write(page, "");
+            dir.write(&format!("zh-CN/{page}"), "");
+        }
+        assert_eq!(edition_findings(&dir.0).unwrap(), Vec::<String>::new());
+        dir.write("stage1/new.html", "");
+        dir.write("zh-CN/stage2/index.html", "");
+        assert_eq!(
+            edition_findings(&dir.0).unwrap(),
+            vec![
+                "stage1/new.html: in the English edition only".to_string(),
+                "zh-CN/stage2/index.html: in the Chinese edition only".to_string(),
+            ]
+        );
+    }
+
+    #[test]
     fn good_anchor_passes() {
         let dir =
             with_code("# Ch\n\n```rust\n{{#include ../../code/lib.rs:good}}\n```\n");
@@ -978,7 +1116,7 @@ fn tail() {}
     #[test]
     fn tool_versions() {
         assert!(version_matches("mdbook v0.5.4", "0.5.4"));
-        assert!(version_matches("mdbook-mermaid 0.17.1", "0.17.1"));
+        assert!(version_matches("mdbook-i18n-helpers v0.4.0", "0.4.0"));
         assert!(!version_matches("mdbook v0.4.52", "0.5.4"));
         assert!(!version_matches("mdbook v0.5.40", "0.5.4"));
     }

@@ -3,9 +3,11 @@
 //! Run it through the alias in `.cargo/config.toml`:
 //!
 //! ```text
-//! cargo xtask book build          check the book's includes, then `mdbook build book`
-//! cargo xtask book serve [ARGS]   `mdbook serve book [ARGS]`, e.g. `--open` or `-p 3001`
-//! cargo xtask book browser-check  every page of the built book in headless Chromium
+//! cargo xtask book build          check the book's sources, build both editions
+//! cargo xtask book serve [ARGS]   `mdbook serve book [ARGS]`, e.g. `--open` or `-p 3001`;
+//!                                  `--lang zh-CN` serves the Chinese edition
+//! cargo xtask book po-update      merge the English messages into book/po/zh-CN.po
+//! cargo xtask book browser-check  every page of both editions in headless Chromium
 //! cargo xtask exercise COMMAND     the exercises: start, next, check, hint, solution, reset,
 //!                                  and CI's verify and schedule --check
 //! cargo xtask help [COMMAND]      the commands, their arguments and options
@@ -69,6 +71,9 @@ enum BookCommand {
     ///
     /// Binds 127.0.0.1 unless ARGS choose a hostname.
     Serve {
+        /// The edition: `en` (the default) or `zh-CN`
+        #[arg(long, value_name = "LANG")]
+        lang: Option<String>,
         /// Arguments for `mdbook serve`
         #[arg(
             trailing_var_arg = true,
@@ -82,6 +87,11 @@ enum BookCommand {
     ///
     /// Run `cargo xtask book build` first. Uses $CHROMIUM, or chromium on PATH.
     BrowserCheck,
+    /// Merge the English pages' current messages into book/po/zh-CN.po
+    ///
+    /// New messages arrive untranslated and changed ones fuzzy; the build fails
+    /// until each is translated. Needs GNU gettext (msgmerge, msgattrib).
+    PoUpdate,
 }
 
 fn main() -> ExitCode {
@@ -102,8 +112,11 @@ fn run(root: &Path, command: Commands) -> Result<(), Error> {
             command: BookCommand::Build,
         } => book::build(root),
         Commands::Book {
-            command: BookCommand::Serve { args },
-        } => book::serve(root, &args),
+            command: BookCommand::Serve { lang, args },
+        } => book::serve(root, lang.as_deref(), &args),
+        Commands::Book {
+            command: BookCommand::PoUpdate,
+        } => book::po_update(root),
         Commands::Book {
             command: BookCommand::BrowserCheck,
         } => book::browser_check(root),
@@ -152,14 +165,27 @@ mod tests {
             parse(&["book", "serve", "--open", "-p", "3001"]).unwrap(),
             Commands::Book {
                 command: BookCommand::Serve {
+                    lang: None,
                     args: vec!["--open".into(), "-p".into(), "3001".into()]
+                }
+            }
+        );
+        assert_eq!(
+            parse(&["book", "serve", "--lang", "zh-CN", "-p", "3001"]).unwrap(),
+            Commands::Book {
+                command: BookCommand::Serve {
+                    lang: Some("zh-CN".into()),
+                    args: vec!["-p".into(), "3001".into()]
                 }
             }
         );
         assert_eq!(
             parse(&["book", "serve"]).unwrap(),
             Commands::Book {
-                command: BookCommand::Serve { args: vec![] }
+                command: BookCommand::Serve {
+                    lang: None,
+                    args: vec![]
+                }
             }
         );
         assert_eq!(

@@ -8,7 +8,27 @@
     const problems = [];
     const short = (text) => text.trim().replace(/\s+/g, ' ').slice(0, 80);
 
+    // The language button must lead to this page in the other edition: the English
+    // edition is the book's root, the Chinese one its zh-CN/ folder.
+    function inspectLanguageButton() {
+        const link = document.querySelector('.right-buttons a.language-picker');
+        if (!link) {
+            problems.push('no language button in the menu bar');
+            return;
+        }
+        const chinese = document.documentElement.lang === 'zh-CN';
+        const editionRoot = new URL(path_to_root || './', window.location.href).href;
+        const page = window.location.href.slice(editionRoot.length) || 'index.html';
+        const expected = chinese
+            ? new URL('../' + page, editionRoot).href
+            : new URL('zh-CN/' + page, editionRoot).href;
+        if (link.href !== expected) {
+            problems.push(`the language button leads to ${link.href}, not ${expected}`);
+        }
+    }
+
     function inspect() {
+        inspectLanguageButton();
         const main = document.querySelector('main');
         if (!main) {
             problems.push('the page has no <main> element');
@@ -34,7 +54,7 @@
             if (text.includes('{{#')) {
                 problems.push('a raw mdBook directive in a listing: ' + first);
             }
-            if (code.classList.contains('language-mermaid')) {
+            if (code.classList.contains('mermaid')) {
                 problems.push('a mermaid diagram left as code: ' + first);
             }
             const pre = code.parentElement;

@@ -13,7 +13,7 @@ use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use pulldown_cmark::{Event, Options, Parser, Tag};
+use pulldown_cmark::{CodeBlockKind, Event, Options, Parser, Tag, TagEnd};
 use unicode_width::UnicodeWidthStr;
 
 /// Columns of code that fit on mdBook's page without scrolling. Its content column
@@ -77,6 +77,57 @@ pub(crate) fn check_placement(label: &str, text: &str) -> Vec<Finding> {
                     directive.text
                 ),
             });
+        }
+    }
+    findings
+}
+
+/// Checks that one markdown page translates safely: each heading carries its anchor
+/// as `{#id}`, so that a translated heading keeps the id the book's links point to;
+/// and each ```` ```text,mermaid ```` diagram holds a `"`, without which
+/// `mdbook-xgettext` does not extract it (it takes a code block of a language it
+/// does not know, such as `text`, only when the block has a string or a `//`), and
+/// the diagram would stay English in the Chinese edition.
+pub(crate) fn check_translatable(label: &str, text: &str) -> Vec<Finding> {
+    let line_of = |offset: usize| text[..offset].matches('\n').count() + 1;
+    let mut findings = Vec::new();
+    let mut diagram: Option<(usize, String)> = None;
+    for (event, range) in
+        Parser::new_ext(text, Options::ENABLE_HEADING_ATTRIBUTES).into_offset_iter()
+    {
+        match event {
+            Event::Start(Tag::Heading { id: None, .. }) => findings.push(Finding {
+                place: format!("{label}:{}", line_of(range.start)),
+                what: format!(
+                    "the heading `{}` has no `{{#id}}`; add the id mdBook gives it, so \
+                     that the Chinese edition's translated heading keeps its anchor",
+                    text[range].trim()
+                ),
+            }),
+            Event::Start(Tag::CodeBlock(CodeBlockKind::Fenced(info)))
+                if info.split([',', ' ']).any(|word| word == "mermaid") =>
+            {
+                diagram = Some((line_of(range.start), String::new()));
+            }
+            Event::Text(body) => {
+                if let Some((_, source)) = &mut diagram {
+                    source.push_str(&body);
+                }
+            }
+            Event::End(TagEnd::CodeBlock) => {
+                if let Some((line, source)) = diagram.take()
+                    && !source.contains('"')
+                {
+                    findings.push(Finding {
+                        place: format!("{label}:{line}"),
+                        what: "a mermaid diagram without a `\"`: mdbook-xgettext skips \
+                               it, so its labels cannot be translated; quote a label, \
+                               or add a `%%` comment that holds a quote"
+                            .into(),
+                    });
+                }
+            }
+            _ => {}
         }
     }
     findings
@@ -209,6 +260,11 @@ pub(crate) fn check_rendered(out: &Path) -> io::Result<(usize, Vec<Finding>)> {
             .display()
             .to_string();
         for (index, listing) in listings(&html).iter().enumerate() {
+            // A diagram's source is not a listing: the browser draws it, and
+            // `book browser-check` checks the drawing.
+            if listing.classes.iter().any(|c| c == "mermaid") {
+                continue;
+            }
             count += 1;
             for what in check_listing(listing) {
                 let first = listing.text.lines().find(|l| !l.trim().is_empty());
@@ -272,6 +328,18 @@ mod tests {
         let found = whats(&check_placement("a.md", md));
         assert_eq!(found.len(), 1, "{found:?}");
         assert!(found[0].starts_with("a.md:2:") && found[0].contains("list item"));
+    }
+
+    #[test]
+    fn headings_need_ids_and_diagrams_a_quote() {
+        let md = "# Title {#title}\n\n## Plain\n\n```text,mermaid\nflowchart LR\n  A --> B\n```\n\n\
+                  ```text,mermaid\nflowchart LR\n  A[\"a\"] --> B\n```\n\n```rust\nfn a() {}\n```\n";
+        let found = whats(&check_translatable("a.md", md));
+        assert_eq!(found.len(), 2, "{found:?}");
+        assert!(
+            found[0].starts_with("a.md:3: the heading `## Plain` has no `{#id}`")
+        );
+        assert!(found[1].starts_with("a.md:5: a mermaid diagram without"));
     }
 
     #[test]

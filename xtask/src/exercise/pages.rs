@@ -34,8 +34,11 @@ fn end(id: &str) -> String {
 pub(crate) fn hints_block(ex: &Exercise) -> String {
     let mut out = String::new();
     for (i, hint) in ex.hints.iter().enumerate() {
+        // The summary's text stands as a paragraph of its own, so that
+        // mdbook-xgettext extracts it for the Chinese edition (it skips the text of
+        // an HTML block); the book's CSS keeps it on the disclosure triangle's line.
         out.push_str(&format!(
-            "<details>\n<summary>Hint {} of {}</summary>\n\n{hint}\n\n</details>\n\n",
+            "<details>\n<summary>\n\nHint {} of {}\n\n</summary>\n\n{hint}\n\n</details>\n\n",
             i + 1,
             ex.hints.len()
         ));
@@ -133,8 +136,8 @@ mod tests {
         let new = regenerate(page, "p.md", &[&ex]).unwrap();
         assert_eq!(
             new,
-            "# Ex\n\n## A\n\nTask.\n\n<!-- hints:ex1-a:begin -->\n<details>\n<summary>Hint 1 of 2</summary>\n\n\
-             First `x`.\n\n</details>\n\n<details>\n<summary>Hint 2 of 2</summary>\n\nSecond.\n\n</details>\n\n\
+            "# Ex\n\n## A\n\nTask.\n\n<!-- hints:ex1-a:begin -->\n<details>\n<summary>\n\nHint 1 of 2\n\n</summary>\n\n\
+             First `x`.\n\n</details>\n\n<details>\n<summary>\n\nHint 2 of 2\n\n</summary>\n\nSecond.\n\n</details>\n\n\
              The same hints, one at a time: `cargo xtask exercise hint ex1-a`.\n<!-- hints:ex1-a:end -->\n\nMore.\n"
         );
         assert_eq!(regenerate(&new, "p.md", &[&ex]).unwrap(), new);

@@ -398,10 +398,10 @@ pub(crate) fn render(manifest: &Manifest) -> String {
         clock(DAY_START),
         clock(DAY_END),
     );
-    out.push_str("### One day\n\n");
+    out.push_str("### One day {#one-day}\n\n");
     let one_day = lay_out_day(&units, true, true);
     render_day(&mut out, &one_day);
-    out.push_str("\n### Two days\n\n");
+    out.push_str("\n### Two days {#two-days}\n\n");
     match two_day_split(&units) {
         None => {
             out.push_str(
@@ -411,9 +411,9 @@ pub(crate) fn render(manifest: &Manifest) -> String {
             );
         }
         Some(split) => {
-            out.push_str("#### Day 1\n\n");
+            out.push_str("#### Day 1 {#day-1}\n\n");
             render_day(&mut out, &lay_out_day(&units[..split], true, false));
-            out.push_str("\n#### Day 2\n\n");
+            out.push_str("\n#### Day 2 {#day-2}\n\n");
             render_day(&mut out, &lay_out_day(&units[split..], false, true));
         }
     }
