@@ -43,6 +43,10 @@
             if (text.includes('{{#')) {
                 problems.push('a raw mdBook directive in the text: ' + short(text));
             }
+            if (text.includes('**') || /[\u4e00-\u9fff]_|_[\u4e00-\u9fff]/.test(text)) {
+                problems.push('an emphasis marker left as text (`**`, or `_` next to '
+                    + 'a CJK character): ' + short(text));
+            }
             if (text.includes('```')) {
                 problems.push('a fence marker in the text (a listing broke out of its fence): '
                     + short(text));

@@ -317,12 +317,17 @@ pub(crate) fn faithfulness(msgid: &str, msgstr: &str) -> Vec<String> {
     }
     if source.emphasis != translation.emphasis {
         problems.push(format!(
-            "bold and italic spans differ: the English has {} and {}, the translation \
-             {} and {} (`_` does not emphasise between CJK characters; use `*`)",
-            source.emphasis.0,
-            source.emphasis.1,
-            translation.emphasis.0,
-            translation.emphasis.1
+            "the English has {} bold or italic span(s), the translation {} (between \
+             CJK characters, `_` emphasises nothing)",
+            source.emphasis, translation.emphasis
+        ));
+    }
+    if !translation.tight_italics.is_empty() {
+        problems.push(format!(
+            "italics touching a letter or CJK character ({}): mdbook-gettext writes \
+             `*x*` back as `_x_`, which CommonMark does not read as emphasis there; \
+             use bold (`**x**`), as Chinese type has no italics",
+            translation.tight_italics.join(", ")
         ));
     }
     if !translation.stray.is_empty() {
@@ -342,8 +347,11 @@ struct Inline {
     code: Vec<String>,
     links: Vec<String>,
     html: Vec<String>,
-    /// How many strong and how many emphasised spans.
-    emphasis: (usize, usize),
+    /// How many bold or italic spans. A translation may turn italic into bold:
+    /// Chinese type has no italics.
+    emphasis: usize,
+    /// Italic spans with a letter or CJK character right outside them.
+    tight_italics: Vec<String>,
     /// Emphasis or code markers that the parser left as text.
     stray: Vec<String>,
 }
@@ -354,7 +362,8 @@ impl Inline {
         // The parser hands out an unmatched `**` as two `*` texts: look at each run
         // of adjacent texts as one.
         let mut run = String::new();
-        for event in Parser::new_ext(text, pulldown_cmark::Options::ENABLE_TABLES) {
+        let parser = Parser::new_ext(text, pulldown_cmark::Options::ENABLE_TABLES);
+        for (event, range) in parser.into_offset_iter() {
             if let Event::Text(text) = &event {
                 run.push_str(text);
                 continue;
@@ -373,8 +382,17 @@ impl Inline {
                     inline.links.push(dest_url.to_string());
                 }
                 Event::InlineHtml(html) => inline.html.push(html.to_string()),
-                Event::Start(Tag::Strong) => inline.emphasis.0 += 1,
-                Event::Start(Tag::Emphasis) => inline.emphasis.1 += 1,
+                Event::Start(Tag::Strong) => inline.emphasis += 1,
+                Event::Start(Tag::Emphasis) => {
+                    inline.emphasis += 1;
+                    let before = text[..range.start].chars().next_back();
+                    let after = text[range.end..].chars().next();
+                    if before.is_some_and(char::is_alphanumeric)
+                        || after.is_some_and(char::is_alphanumeric)
+                    {
+                        inline.tight_italics.push(text[range].to_string());
+                    }
+                }
                 _ => {}
             }
         }
@@ -414,13 +432,18 @@ mod tests {
     fn bold_closed_by_cjk_punctuation_is_found() {
         let problems = faithfulness("**Time:** 45 minutes", "**时间：**45 分钟");
         assert_eq!(problems.len(), 2, "{problems:?}");
-        assert!(problems[0].starts_with("bold and italic spans differ"));
+        assert!(problems[0].starts_with("the English has 1 bold or italic span(s)"));
         assert!(problems[1].contains("left as text"));
         let problems = faithfulness("Every _delta_ is kept", "每个_增量_都会保留");
         assert_eq!(problems.len(), 1, "{problems:?}");
+        // Parsed as italics, but written back as `_增量_`, which is not.
+        let problems = faithfulness("Every _delta_ is kept", "每个*增量*都会保留");
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert!(problems[0].starts_with("italics touching"));
         assert!(
-            faithfulness("Every _delta_ is kept", "每个*增量*都会保留").is_empty()
+            faithfulness("Every _delta_ is kept", "每个**增量**都会保留").is_empty()
         );
+        assert!(faithfulness("_All of it._", "_全部。_").is_empty());
     }
 
     #[test]
