@@ -22,6 +22,23 @@ pub const DEFAULT_WATCH_CACHE_CAPACITY: usize = 1024;
 /// Mirrors `--min-request-timeout` (1800 s): a watch without `timeoutSeconds` ends
 /// after a random time between this and twice this.
 pub const DEFAULT_MIN_REQUEST_TIMEOUT: Duration = Duration::from_secs(1800);
+/// Mirrors apiserver's `pkg/server/secure_serving.go` (`ReadHeaderTimeout: 32 *
+/// time.Second`, "just shy of requestTimeoutUpperBound"): from a request's first
+/// byte, its line and headers must arrive within this.
+pub const DEFAULT_READ_HEADER_TIMEOUT: Duration = Duration::from_secs(32);
+/// Mirrors apiserver's `pkg/server/secure_serving.go` (`IdleTimeout: 90 *
+/// time.Second`, "matches http.DefaultTransport keep-alive timeout"): a connection
+/// with no request in flight is closed after this without a request's first byte.
+pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(90);
+/// Mirrors apiserver's `pkg/server/secure_serving.go` (`MaxHeaderBytes: 1 << 20`):
+/// the largest request line plus headers.
+pub const DEFAULT_MAX_HEADER_BYTES: usize = 1 << 20;
+/// The most connections open at once; more wait in the kernel's accept queue.
+/// Three quarters of the common 1,024 open-file limit, so the listener, etcd, the
+/// logs and the runtime keep the other quarter. (kube-apiserver has no such cap: it
+/// limits requests, `--max-requests-inflight`; this mirrors Go's
+/// `golang.org/x/net/netutil.LimitListener`.)
+pub const DEFAULT_MAX_CONNECTIONS: usize = 768;
 
 /// Where the objects live.
 #[derive(Clone, Default)]
@@ -68,6 +85,21 @@ pub struct ServerConfig {
     pub min_request_timeout: Duration,
     /// The resource types served.
     pub resources: Vec<ResourceInfo>,
+    /// `http.Server.ReadHeaderTimeout`: from a request's first byte, its line and
+    /// headers must arrive within this, or the connection is closed without an
+    /// answer (as Go does). Default 32 s.
+    pub read_header_timeout: Duration,
+    /// `http.Server.IdleTimeout`: a connection with no request in flight (a new one
+    /// included) is closed when no request starts within this. A long watch is a
+    /// request in flight, so it is never idle. Default 90 s.
+    pub idle_timeout: Duration,
+    /// `http.Server.MaxHeaderBytes`: the largest request line plus headers; more is
+    /// 431 (or 414 when the request line alone does not fit), with a `Status`.
+    /// Default 1 MiB.
+    pub max_header_bytes: usize,
+    /// The most connections served at once; the next ones wait to be accepted
+    /// until one closes. Default 768.
+    pub max_connections: usize,
 }
 
 impl Default for ServerConfig {
@@ -81,6 +113,10 @@ impl Default for ServerConfig {
             body_limit: DEFAULT_BODY_LIMIT,
             min_request_timeout: DEFAULT_MIN_REQUEST_TIMEOUT,
             resources: ResourceInfo::BUILTIN.to_vec(),
+            read_header_timeout: DEFAULT_READ_HEADER_TIMEOUT,
+            idle_timeout: DEFAULT_IDLE_TIMEOUT,
+            max_header_bytes: DEFAULT_MAX_HEADER_BYTES,
+            max_connections: DEFAULT_MAX_CONNECTIONS,
         }
     }
 }
@@ -134,6 +170,34 @@ impl ServerConfig {
     #[must_use]
     pub fn body_limit(mut self, limit: usize) -> Self {
         self.body_limit = limit;
+        self
+    }
+
+    /// The same config with this header read timeout.
+    #[must_use]
+    pub fn read_header_timeout(mut self, timeout: Duration) -> Self {
+        self.read_header_timeout = timeout;
+        self
+    }
+
+    /// The same config with this idle timeout.
+    #[must_use]
+    pub fn idle_timeout(mut self, timeout: Duration) -> Self {
+        self.idle_timeout = timeout;
+        self
+    }
+
+    /// The same config with this limit on a request's line plus headers.
+    #[must_use]
+    pub fn max_header_bytes(mut self, limit: usize) -> Self {
+        self.max_header_bytes = limit;
+        self
+    }
+
+    /// The same config with this cap on open connections (at least 1).
+    #[must_use]
+    pub fn max_connections(mut self, cap: usize) -> Self {
+        self.max_connections = cap;
         self
     }
 }

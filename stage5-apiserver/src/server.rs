@@ -1,20 +1,36 @@
 //! Serving: mirrors apiserver's `pkg/server/genericapiserver.go` (`PrepareRun`,
 //! `Run`, the graceful shutdown) and `pkg/server/handler.go` (the handler chain: the
 //! fixed paths, then the API routes, inside authentication and metrics filters).
+//!
+//! Connections are served as Go's `http.Server` in apiserver's
+//! `pkg/server/secure_serving.go` serves them: HTTP/1.1 with a read header timeout,
+//! an idle timeout and a header size limit ([`conn`]), plus a cap on open
+//! connections that Go leaves to `netutil.LimitListener`.
+//!
+//! # Memory usage
+//! At most `max_connections` connections, each with a read buffer of at most
+//! `max_header_bytes` (at least 8 KiB) while it reads a request's headers.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
 
 use axum::Router;
 use axum::routing::{any, get};
+use axum::serve::Listener as _;
+use hyper_util::rt::TokioIo;
 use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
 
 use crate::app_state::AppState;
 use crate::config::{ServerConfig, ServerError};
 use crate::registry::Registry;
+use crate::status::ApiError;
 use crate::{auth, debug, discovery, handlers, metrics, registry, status, watch};
+
+mod conn;
 
 /// Mirrors kube-apiserver's `CreateServerChain` + `PrepareRun().Run()`: builds the
 /// storages and the HTTP handler, and serves.
@@ -74,24 +90,19 @@ impl Server {
             min_request_timeout: config.min_request_timeout,
         });
         let app = router(Arc::clone(&state));
-        let token = shutdown.clone();
-        let task = tokio::spawn(async move {
-            // TCP_NODELAY on every connection, as Go's net package sets by default:
-            // a watch writes one small chunk per event, and Nagle's
-            // algorithm would hold each behind the client's delayed ACK
-            // (up to 40 ms on Linux).
-            let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
-                if let Err(error) = tcp.set_nodelay(true) {
-                    tracing::debug!(%error, "cannot set TCP_NODELAY");
-                }
-            });
-            let served = axum::serve(listener, app)
-                .with_graceful_shutdown(async move { token.cancelled().await })
-                .await;
-            if let Err(error) = served {
-                tracing::error!(%error, "server failed");
-            }
-        });
+        let limits = conn::Limits {
+            read_header_timeout: config.read_header_timeout,
+            idle_timeout: config.idle_timeout,
+            max_header_bytes: config.max_header_bytes,
+        };
+        let max_connections = config.max_connections.max(1);
+        let task = tokio::spawn(serve(
+            listener,
+            app,
+            limits,
+            max_connections,
+            shutdown.clone(),
+        ));
         tracing::info!(%local_addr, watch_cache = config.watch_cache, "mini-apiserver listening");
         Ok(RunningServer {
             local_addr,
@@ -99,6 +110,100 @@ impl Server {
             task: Some(task),
         })
     }
+}
+
+/// The accept loop: mirrors `http.Server.Serve` behind a
+/// `netutil.LimitListener(max_connections)`. A connection is accepted only with a
+/// free slot, so the next ones wait in the kernel's accept queue (taking no file
+/// descriptor here) until one closes: waiting, not closing the newest, because a
+/// client that waits sees latency while one that is closed sees an error it may not
+/// retry, and idle connections free their slots within the idle timeout anyway.
+///
+/// At shutdown it stops accepting, asks every connection to finish its request
+/// and close (hyper's graceful shutdown; watches end on the same token), and
+/// waits for them all.
+async fn serve(
+    listener: TcpListener,
+    app: Router,
+    limits: conn::Limits,
+    max_connections: usize,
+    shutdown: CancellationToken,
+) {
+    // TCP_NODELAY on every connection, as Go's net package sets by default:
+    // a watch writes one small chunk per event, and Nagle's
+    // algorithm would hold each behind the client's delayed ACK
+    // (up to 40 ms on Linux). (axum's listener also retries failed accepts,
+    // such as EMFILE, after a pause.)
+    let mut listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
+        if let Err(error) = tcp.set_nodelay(true) {
+            tracing::debug!(%error, "cannot set TCP_NODELAY");
+        }
+    });
+    let slots = Arc::new(Semaphore::new(max_connections));
+    let connections = TaskTracker::new();
+    loop {
+        let accepted = tokio::select! {
+            () = shutdown.cancelled() => break,
+            accepted = async {
+                // The semaphore is never closed, so this always gets a slot.
+                let slot = Arc::clone(&slots).acquire_owned().await.ok();
+                (slot, listener.accept().await)
+            } => accepted,
+        };
+        let (slot, (tcp, remote)) = accepted;
+        tracing::trace!(?remote, "connection accepted");
+        connections.spawn(serve_connection(
+            tcp,
+            app.clone(),
+            limits,
+            shutdown.clone(),
+            slot,
+        ));
+    }
+    drop(listener);
+    connections.close();
+    connections.wait().await;
+}
+
+/// One connection, until it closes or the server shuts down; `slot` is its place
+/// under `max_connections`, freed on return.
+async fn serve_connection<T>(
+    tcp: T,
+    app: Router,
+    limits: conn::Limits,
+    shutdown: CancellationToken,
+    slot: Option<tokio::sync::OwnedSemaphorePermit>,
+) where
+    T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    let exchanges = Arc::new(conn::Exchanges::default());
+    let io = conn::TimedIo::new(tcp, limits, Arc::clone(&exchanges));
+    let service = conn::ConnService::new(app, exchanges);
+    let mut http1 = hyper::server::conn::http1::Builder::new();
+    http1
+        // Go's MaxHeaderBytes: the request line plus headers.
+        .max_header_size(limits.max_header_bytes)
+        .max_buf_size(limits.max_header_bytes.max(8192))
+        // The deadlines are `TimedIo`'s (see `conn`).
+        .header_read_timeout(None);
+    let mut connection = http1.serve_connection(TokioIo::new(io), service);
+    let served = tokio::select! {
+        served = &mut connection => served,
+        () = shutdown.cancelled() => {
+            std::pin::Pin::new(&mut connection).graceful_shutdown();
+            (&mut connection).await
+        }
+    };
+    if let Err(error) = served {
+        tracing::debug!(%error, "connection ended");
+    }
+    connection
+        .into_parts()
+        .io
+        .into_inner()
+        .linger_if_rejected()
+        .await;
+    drop(slot);
 }
 
 /// The whole HTTP handler: fixed paths first, then the generic API routes.
@@ -121,6 +226,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/apis", any(handlers::serve_api))
         .route("/apis/{*rest}", any(handlers::serve_api))
         .fallback(status::not_found_fallback)
+        .method_not_allowed_fallback(|| async { ApiError::method_not_allowed() })
         .layer(axum::middleware::from_fn(status::catch_panic))
         .layer(axum::middleware::from_fn_with_state(
             Arc::clone(&state),

@@ -108,6 +108,46 @@ impl ApiError {
         )
     }
 
+    /// 414 for a request line that does not fit in `--max-header-bytes`. Go's
+    /// server (and so kube-apiserver) answers 431 in plain text here; metav1 has no
+    /// reason for 414, so the reason is HTTP's phrase in the style of
+    /// `RequestEntityTooLarge`.
+    pub fn request_uri_too_long(limit: usize) -> Self {
+        failure(
+            414,
+            "RequestURITooLong",
+            format!(
+                "Request-URI too long: the request line and headers are limited to {limit} bytes"
+            ),
+            None,
+        )
+    }
+
+    /// 431 for a request line plus headers over `--max-header-bytes` (Go's
+    /// `MaxHeaderBytes`, answered there in plain text); the reason is HTTP's phrase,
+    /// as for [`ApiError::request_uri_too_long`].
+    pub fn request_header_fields_too_large(limit: usize) -> Self {
+        failure(
+            431,
+            "RequestHeaderFieldsTooLarge",
+            format!(
+                "Request header fields too large: the request line and headers are limited to {limit} bytes"
+            ),
+            None,
+        )
+    }
+
+    /// 405 for a method a fixed path (`/version`, `/healthz`, ...) does not serve:
+    /// the `MethodNotAllowed` reason with its generic message.
+    pub fn method_not_allowed() -> Self {
+        failure(
+            405,
+            "MethodNotAllowed",
+            "the server does not allow this method on the requested resource".into(),
+            Some(StatusDetails::default()),
+        )
+    }
+
     /// 415 UnsupportedMediaType (`NewUnsupportedMediaTypeError`).
     pub fn unsupported_media_type(content_type: &str, supported: &[&str]) -> Self {
         failure(
@@ -142,6 +182,54 @@ impl ApiError {
                     message: Some(message.to_string()),
                     field: Some(field.to_string()),
                 }]),
+                ..StatusDetails::default()
+            }),
+        )
+    }
+
+    /// 422 Invalid for a list of field errors: mirrors `apierrors.NewInvalid` with
+    /// a `field.ErrorList`. `causes` holds one cause per error (its `message` is the
+    /// error's `ErrorBody`); the message is `<Kind.group> "<name>" is invalid: `
+    /// and the errors as `field: body`, aggregated as `ErrorList.ToAggregate`
+    /// does: repeated entries once, several in brackets, one bare.
+    pub fn invalid_causes(
+        group: &str,
+        kind: &str,
+        name: &str,
+        causes: Vec<StatusCause>,
+    ) -> Self {
+        let mut entries: Vec<String> = Vec::new();
+        for cause in &causes {
+            let entry = format!(
+                "{}: {}",
+                cause.field.as_deref().unwrap_or(""),
+                cause.message.as_deref().unwrap_or("")
+            );
+            if !entries.contains(&entry) {
+                entries.push(entry);
+            }
+        }
+        let aggregate = match entries.as_slice() {
+            [one] => one.clone(),
+            many => format!("[{}]", many.join(", ")),
+        };
+        let qualified_kind = if group.is_empty() {
+            kind.to_string()
+        } else {
+            format!("{kind}.{group}")
+        };
+        failure(
+            422,
+            "Invalid",
+            format!(
+                "{qualified_kind} {} is invalid: {aggregate}",
+                crate::validation::go_quote(name)
+            ),
+            Some(StatusDetails {
+                name: Some(name.to_string()),
+                group: Some(group.to_string()).filter(|g| !g.is_empty()),
+                kind: Some(kind.to_string()),
+                causes: Some(causes),
                 ..StatusDetails::default()
             }),
         )

@@ -115,7 +115,8 @@ pub async fn serve_watch(
             ""
         },
     );
-    let timeout = options.timeout_seconds.map_or_else(
+    // `timeoutSeconds=0` arrives here as `None` (see `watch_options`).
+    let timeout = options.timeout_seconds.filter(|&s| s > 0).map_or_else(
         || default_watch_timeout(state.min_request_timeout),
         |s| Duration::from_secs(u64::from(s)),
     );

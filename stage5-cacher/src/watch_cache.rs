@@ -38,6 +38,10 @@ pub const EVENT_FRESH_DURATION: Duration = Duration::from_secs(75);
 /// Mirrors `blockTimeout`: how long a read waits for the cache to reach a resource
 /// version.
 pub const BLOCK_TIMEOUT: Duration = Duration::from_secs(3);
+
+/// Mirrors `resourceVersionTooHighRetrySeconds`: the `Retry-After` of a 504
+/// `ResourceVersionTooLarge` from the cache.
+pub const RESOURCE_VERSION_TOO_HIGH_RETRY_SECONDS: i32 = 1;
 /// The store index of pods by node: the Cacher's indexed trigger
 /// (`f:spec.nodeName`).
 pub const NODE_NAME_INDEX: &str = "f:spec.nodeName";
@@ -456,6 +460,7 @@ impl WatchCache {
             _ => Err(StorageError::TooLargeResourceVersion {
                 requested: resource_version,
                 current: *self.resource_version_tx.borrow(),
+                retry_after_seconds: RESOURCE_VERSION_TOO_HIGH_RETRY_SECONDS,
             }),
         }
     }
@@ -682,9 +687,11 @@ impl Inner {
     ) -> Result<Vec<Arc<WatchCacheEvent>>, StorageError> {
         // ANCHOR: ex5-events-since
         let size = self.end_index - self.start_index;
+        // Checked arithmetic on versions: a list version of `u64::MAX` (which etcd
+        // never reports) keeps `oldest` at the edge instead of wrapping to 0.
         let oldest =
             if self.list_resource_version > 0 && !self.removed_event_since_relist {
-                self.list_resource_version + 1
+                self.list_resource_version.saturating_add(1)
             } else if size > 0 {
                 self.event_at(self.start_index).resource_version
             } else {
@@ -695,10 +702,10 @@ impl Inner {
         if resource_version == 0 {
             return Ok(self.all_events_from_store());
         }
-        if resource_version < oldest - 1 {
+        let oldest_start = oldest.saturating_sub(1);
+        if resource_version < oldest_start {
             return Err(StorageError::Expired(format!(
-                "too old resource version: {resource_version} ({})",
-                oldest - 1
+                "too old resource version: {resource_version} ({oldest_start})"
             )));
         }
         // The first event newer than the requested version: the ring is sorted by
@@ -1091,9 +1098,33 @@ mod tests {
             err,
             StorageError::TooLargeResourceVersion {
                 requested: 9,
-                current: 3
+                current: 3,
+                retry_after_seconds: 1,
             }
         );
+    }
+
+    /// Versions up to `u64::MAX` are plain `u64`s here: a watch after any of
+    /// them gets no event and no error, and waiting for one is a 504 naming it.
+    #[tokio::test(start_paused = true)]
+    async fn versions_at_the_integer_limits_never_wrap() {
+        let cache = cache(5);
+        cache.replace_objects(vec![], "3").unwrap();
+        for rv in [i64::MAX as u64, i64::MAX as u64 + 1, u64::MAX] {
+            let events = cache
+                .read()
+                .get_all_events_since_thread_unsafe(rv)
+                .expect("a future version is not too old");
+            assert!(events.is_empty());
+            assert_eq!(
+                cache.wait_until_fresh(rv).await.unwrap_err(),
+                StorageError::TooLargeResourceVersion {
+                    requested: rv,
+                    current: 3,
+                    retry_after_seconds: 1,
+                }
+            );
+        }
     }
 
     #[test]

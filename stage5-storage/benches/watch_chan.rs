@@ -74,7 +74,7 @@ async fn replay(kv: &Arc<dyn Kv>, from: i64) -> Duration {
         ResourceInfo::PODS,
         list_prefix(&ResourceInfo::PODS, Some("default")),
         WatchChanOptions {
-            initial_rev: from,
+            initial_rev: u64::try_from(from).unwrap_or(0),
             force_initial_events: false,
             recursive: true,
             progress_notify: false,

@@ -54,13 +54,18 @@ pub enum StorageError {
         continue_token: String,
     },
     /// The store did not reach the requested resource version in time (504, cause
-    /// `ResourceVersionTooLarge`).
+    /// `ResourceVersionTooLarge`): `storage.NewTooLargeResourceVersionError`,
+    /// whose message `apierrors.NewTimeoutError` prefixes with `Timeout: `.
     #[error("Too large resource version: {requested}, current: {current}")]
     TooLargeResourceVersion {
         /// The requested version.
         requested: u64,
         /// The version the store had reached.
         current: u64,
+        /// `details.retryAfterSeconds` and the `Retry-After` header; 0 (the etcd3
+        /// store's `validateMinimumResourceVersion`) sends neither, the watch
+        /// cache sends 1 (`resourceVersionTooHighRetrySeconds`).
+        retry_after_seconds: i32,
     },
     /// The request is malformed: a bad resource version, selector or continue token
     /// (400).
@@ -123,7 +128,10 @@ impl StorageError {
             StorageError::Expired(_) | StorageError::InconsistentContinue { .. } => {
                 ("Expired", None)
             }
-            StorageError::TooLargeResourceVersion { .. } => (
+            StorageError::TooLargeResourceVersion {
+                retry_after_seconds,
+                ..
+            } => (
                 "Timeout",
                 Some(StatusDetails {
                     causes: Some(vec![StatusCause {
@@ -131,7 +139,9 @@ impl StorageError {
                         message: Some("Too large resource version".into()),
                         field: None,
                     }]),
-                    retry_after_seconds: Some(1),
+                    // Go's `omitempty`: 0 is not sent.
+                    retry_after_seconds: (*retry_after_seconds > 0)
+                        .then_some(*retry_after_seconds),
                     ..StatusDetails::default()
                 }),
             ),
@@ -160,6 +170,9 @@ impl StorageError {
                 name,
                 message,
             } => format!("{plural} \"{name}\" is invalid: {message}"),
+            StorageError::TooLargeResourceVersion { .. } => {
+                format!("Timeout: {self}")
+            }
             other => other.to_string(),
         };
         let mut metadata = ListMeta::default();
@@ -201,9 +214,28 @@ mod tests {
         let s = StorageError::TooLargeResourceVersion {
             requested: 20,
             current: 10,
+            retry_after_seconds: 1,
         }
         .to_status();
         assert_eq!(s.code, Some(504));
+        assert_eq!(
+            s.message.as_deref(),
+            Some("Timeout: Too large resource version: 20, current: 10")
+        );
+        assert_eq!(s.details.as_ref().unwrap().retry_after_seconds, Some(1));
+        let from_etcd = StorageError::TooLargeResourceVersion {
+            requested: u64::MAX,
+            current: 10,
+            retry_after_seconds: 0,
+        }
+        .to_status();
+        assert_eq!(
+            from_etcd.message.as_deref(),
+            Some(
+                "Timeout: Too large resource version: 18446744073709551615, current: 10"
+            )
+        );
+        assert_eq!(from_etcd.details.unwrap().retry_after_seconds, None);
         let error = stage3_reflector::Error::from_status(s);
         assert!(error.is_too_large_resource_version(), "{error:?}");
         let s = StorageError::Expired("too old resource version: 1 (5)".into())

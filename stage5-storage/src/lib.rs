@@ -63,7 +63,9 @@ pub mod selection_predicate;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
 
-pub use api_object_versioner::parse_resource_version;
+pub use api_object_versioner::{
+    next_revision, parse_resource_version, resource_version_of, revision_of,
+};
 pub use errors::StorageError;
 pub use interfaces::{
     GetOptions, KeyScope, ListResult, Preconditions, Storage, UpdateFn, list_prefix,

@@ -8,6 +8,7 @@
 //! cargo run -p stage5-cacher --bin mini-apiserver -- --no-watch-cache   # every watch is an etcd watch
 //! cargo run -p stage5-cacher --features etcd --bin mini-apiserver -- --etcd http://127.0.0.1:2379
 //! kubectl --server http://127.0.0.1:8080 get pods -w
+//! cargo run -p stage5-cacher --bin mini-apiserver -- --idle-timeout 30s --max-connections 256
 //! ```
 //!
 //! SIGINT or SIGTERM shuts it down gracefully: watch streams end, in-flight requests
@@ -16,8 +17,13 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use clap::Parser;
+use stage5_apiserver::config::{
+    DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_HEADER_BYTES,
+    DEFAULT_READ_HEADER_TIMEOUT,
+};
 use stage5_apiserver::{
     Backend, DEFAULT_BIND, DEFAULT_WATCH_CACHE_CAPACITY, Server, ServerConfig,
 };
@@ -44,6 +50,26 @@ struct Args {
     /// Events each resource's watch cache keeps.
     #[arg(long, default_value_t = DEFAULT_WATCH_CACHE_CAPACITY)]
     watch_cache_capacity: usize,
+    /// From a request's first byte, how long its line and headers may take
+    /// (`http.Server.ReadHeaderTimeout`, 32s in apiserver's secure serving; no flag
+    /// upstream). A Go-style duration: `32s`, `500ms`, `2m`. [default: 32s]
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    read_header_timeout: Option<Duration>,
+    /// How long a connection may wait for its next request, a new one included
+    /// (`http.Server.IdleTimeout`, 90s upstream; no flag upstream). Watches are never
+    /// idle. [default: 90s]
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    idle_timeout: Option<Duration>,
+    /// The largest request line plus headers (`http.Server.MaxHeaderBytes`, 1 MiB
+    /// upstream); more is a 431 (414 for the line alone) `Status`.
+    #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_HEADER_BYTES)]
+    max_header_bytes: usize,
+    /// The most connections open at once; the next ones wait to be accepted (no
+    /// flag upstream: Go's `netutil.LimitListener`). The default leaves a quarter
+    /// of a 1,024 open-file limit for everything else.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_CONNECTIONS,
+          value_parser = parse_max_connections)]
+    max_connections: usize,
     /// Log filter, as `RUST_LOG` (e.g. `info`, `stage5_apiserver=debug`).
     #[arg(long, default_value = "info")]
     log: String,
@@ -70,6 +96,12 @@ async fn main() -> ExitCode {
         token_file: args.token_file,
         watch_cache: !args.no_watch_cache,
         watch_cache_capacity: args.watch_cache_capacity,
+        read_header_timeout: args
+            .read_header_timeout
+            .unwrap_or(DEFAULT_READ_HEADER_TIMEOUT),
+        idle_timeout: args.idle_timeout.unwrap_or(DEFAULT_IDLE_TIMEOUT),
+        max_header_bytes: args.max_header_bytes,
+        max_connections: args.max_connections,
         ..ServerConfig::default()
     };
     let server = match Server::start(config).await {
@@ -85,6 +117,38 @@ async fn main() -> ExitCode {
     tracing::info!("shutting down");
     server.shutdown().await;
     ExitCode::SUCCESS
+}
+
+/// A duration as Go's `time.ParseDuration` writes the simple ones: a whole number
+/// with `ms`, `s`, `m` or `h` (`32s`, `500ms`, `2m`); a bare number is seconds.
+fn parse_duration(text: &str) -> Result<Duration, String> {
+    let text = text.trim();
+    let split = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let number: u64 = number.parse().map_err(|_| {
+        format!("{text:?} is not a duration: expected a whole number and a unit, like 32s")
+    })?;
+    match unit {
+        "ms" => Ok(Duration::from_millis(number)),
+        "" | "s" => Ok(Duration::from_secs(number)),
+        "m" => Ok(Duration::from_secs(number * 60)),
+        "h" => Ok(Duration::from_secs(number * 3600)),
+        _ => Err(format!(
+            "{text:?} has an unknown unit {unit:?}: use ms, s, m or h (like 32s)"
+        )),
+    }
+}
+
+/// A connection cap: a whole number, at least 1.
+fn parse_max_connections(text: &str) -> Result<usize, String> {
+    match text.trim().parse::<usize>() {
+        Ok(cap) if cap >= 1 => Ok(cap),
+        _ => Err(format!(
+            "{text:?} is not a connection cap: use a whole number >= 1"
+        )),
+    }
 }
 
 /// SIGINT (Ctrl-C) or, on Unix, SIGTERM.

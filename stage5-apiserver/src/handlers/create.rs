@@ -14,8 +14,10 @@ use stage5_storage::{StorageError, object_key};
 use super::rest::*;
 
 /// Mirrors `CreateResource` → `Store.Create`: `BeforeCreate` (namespace,
-/// generateName, name validation, `FillObjectMetaSystemFields`), then the storage's
-/// create. Answers 201 with the stored object.
+/// generateName, `FillObjectMetaSystemFields`, then `ValidateObjectMeta`: name,
+/// namespace, labels, annotations; see [`validation::validate_create`]), then the
+/// storage's create. Answers 201 with the stored object, or 422 `Invalid` with one
+/// cause per broken rule.
 pub(crate) async fn create(
     resource: &RegisteredResource,
     request: &ResourceRequest,
@@ -33,14 +35,6 @@ pub(crate) async fn create(
         .generate_name
         .clone()
         .filter(|g| !g.is_empty() && obj.name().is_empty());
-    if obj.name().is_empty() && generate.is_none() {
-        return Err(ApiError::invalid(
-            info.kind,
-            "",
-            "metadata.name",
-            "Required value: name or generateName is required",
-        ));
-    }
     obj.metadata.uid = Some(validation::new_uid());
     obj.metadata.creation_timestamp = Some(validation::now());
     obj.metadata.deletion_timestamp = None;
@@ -55,15 +49,10 @@ pub(crate) async fn create(
         if let Some(base) = &generate {
             obj.metadata.name = Some(validation::generate_name(base));
         }
+        // `BeforeCreate`'s `strategy.Validate`, once the name is generated and
+        // before anything is stored: 422 with every broken rule.
+        validation::validate_create(info, &obj)?;
         let name = obj.name().to_string();
-        if let Some(message) = validation::dns1123_subdomain_error(&name) {
-            return Err(ApiError::invalid(
-                info.kind,
-                &name,
-                "metadata.name",
-                &format!("Invalid value: {name:?}: {message}"),
-            ));
-        }
         let key = object_key(info, namespace, &name);
         match resource.dyn_storage.create(key, obj.clone()).await {
             Ok(created) => return Ok(json_response(StatusCode::CREATED, &created)),

@@ -8,6 +8,7 @@ use stage3_reflector::{ListOptions, ResourceVersionMatch, WatchOptions};
 
 use crate::registry::RegisteredResource;
 use crate::status::ApiError;
+use stage5_storage::{GetOptions, StorageError};
 use stage5_storage::{ListResult, list_prefix, object_key, parse_resource_version};
 use stage5_storage::{ResourceInfo, SelectionPredicate};
 
@@ -15,8 +16,12 @@ use super::rest::*;
 
 // ANCHOR: list_options
 /// Mirrors `ListResource` up to the storage call: reads `metav1.ListOptions` from
-/// the query and validates them like `ValidateListOptions`. A non-numeric
-/// resourceVersion is 400 (upstream: 500); `resourceVersionMatch` needs a
+/// the query and validates them like `ValidateListOptions`. A resourceVersion
+/// that is not a `uint64` (`-1`, `18446744073709551616`) is 400 `invalid resource
+/// version: ...`, as the etcd3 store and `storage.ValidateListOptions` answer
+/// (the watch cache's own parse, and any watch, answer 500 upstream); every
+/// `uint64` is a version, so `9223372036854775808` and up are simply newer than
+/// the store: 504 `ResourceVersionTooLarge`. `resourceVersionMatch` needs a
 /// resourceVersion, and `Exact` needs one other than `0`. The storage then gives
 /// each resourceVersion its meaning: `""` the newest state (from etcd, a consistent
 /// read), `"0"` any state (the watch cache answers at once), `N` not older than `N`,
@@ -146,6 +151,9 @@ pub(crate) fn push_json<T: serde::Serialize + ?Sized>(
 /// `resourceVersionMatch=NotOlderThan`; `resourceVersionMatch` needs
 /// `sendInitialEvents`. A watch of one object (`/pods/web-0?watch=1`) is a watch
 /// with `metadata.name=web-0` added to the field selector, as upstream does.
+/// `timeoutSeconds=0` is no timeout at all, as `ListResource` reads it (`if
+/// timeout == 0 && minRequestTimeout > 0`): the watch gets the server's
+/// randomised default length, not an immediate end.
 pub fn watch_options(
     info: &ResourceInfo,
     query: &QueryParams,
@@ -156,7 +164,9 @@ pub fn watch_options(
     let resource_version_match = parse_match(query.str("resourceVersionMatch"))?;
     let allow_watch_bookmarks = query.bool("allowWatchBookmarks")?.unwrap_or(false);
     let send_initial_events = query.bool("sendInitialEvents")?;
-    let timeout_seconds: Option<u32> = query.number("timeoutSeconds")?;
+    let timeout_seconds: Option<u32> = query
+        .number("timeoutSeconds")?
+        .filter(|&seconds: &u32| seconds > 0);
     match send_initial_events {
         Some(_) => {
             if resource_version_match != Some(ResourceVersionMatch::NotOlderThan) {
@@ -205,13 +215,29 @@ pub fn watch_options(
     ))
 }
 
-/// Mirrors `GetResource`.
+/// Mirrors `GetResource` with its `metav1.GetOptions`: `resourceVersion` is
+/// passed to the storage's `Get` as is. `""` reads etcd; any other version
+/// must parse as a `uint64` (else 400) and the answer must be at least that new:
+/// the etcd3 store answers at once with 504 `ResourceVersionTooLarge`
+/// (`validateMinimumResourceVersion`), the watch cache after waiting up to 3 s
+/// for it.
 pub(crate) async fn get(
     resource: &RegisteredResource,
     namespace: Option<&str>,
     name: &str,
+    query: &QueryParams,
 ) -> Result<Response, ApiError> {
     let key = object_key(&resource.info, namespace, name);
-    let obj = resource.dyn_storage.get(key).await?;
-    Ok(json_response(StatusCode::OK, &obj))
+    let options = GetOptions {
+        ignore_not_found: false,
+        resource_version: query.str("resourceVersion").to_string(),
+    };
+    match resource.dyn_storage.get_with(key, options).await? {
+        Some(obj) => Ok(json_response(StatusCode::OK, &obj)),
+        None => Err(StorageError::NotFound {
+            plural: resource.info.plural.to_string(),
+            name: name.to_string(),
+        }
+        .into()),
+    }
 }

@@ -126,7 +126,7 @@ async fn handle(
             serve_watch(state, resource, namespace, options, predicate).await
         }
         (Method::GET, None) => list(resource, namespace, &query).await,
-        (Method::GET, Some(name)) => get(resource, namespace, name).await,
+        (Method::GET, Some(name)) => get(resource, namespace, name, &query).await,
         (Method::POST, None) => {
             require_json(headers)?;
             let body = read_body(state, headers, body).await?;

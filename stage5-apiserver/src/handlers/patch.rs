@@ -19,6 +19,7 @@ use serde_json::Value;
 
 use crate::registry::RegisteredResource;
 use crate::status::ApiError;
+use crate::validation;
 use stage5_storage::Object;
 use stage5_storage::{
     Preconditions, StorageError, object_key, parse_resource_version,
@@ -28,8 +29,11 @@ use super::rest::*;
 
 /// Mirrors `PatchResource` for merge patches: inside `GuaranteedUpdate`, the current
 /// object is encoded, patched (RFC 7386) and decoded again. A resourceVersion in the
-/// patch is a precondition; name and namespace cannot change (422), nor can uid
-/// (409).
+/// patch is a precondition; uid cannot change (409). The patched object is
+/// validated as an update ([`validation::validate_update`]) before it is stored:
+/// a changed name or namespace (`field is immutable`), a bad label or annotation
+/// is 422. (Upstream's `checkName` answers a changed name or namespace with 400
+/// before that.)
 pub(crate) async fn patch(
     resource: &RegisteredResource,
     namespace: Option<&str>,
@@ -47,12 +51,15 @@ pub(crate) async fn patch(
         return Err(ApiError::bad_request("a merge patch must be a JSON object"));
     }
     let key = object_key(&info, namespace, name);
+    let rejection = Rejection::default();
+    let rejected = rejection.clone();
     let patched = resource
         .dyn_storage
         .guaranteed_update(
             key,
             Preconditions::default(),
             Box::new(move |current: &Object| {
+                rejected.clear();
                 let mut value = serde_json::to_value(current)
                     .map_err(|e| StorageError::Internal(e.to_string()))?;
                 merge_patch(&mut value, &patch);
@@ -62,17 +69,6 @@ pub(crate) async fn patch(
                 check_type(&info, &next)
                     .map_err(|e| StorageError::BadRequest(e.status.message.unwrap_or_default()))?;
                 next.types = Some(info.type_meta());
-                let immutable = |field: &str| StorageError::Invalid {
-                    plural: info.plural.to_string(),
-                    name: current.name().to_string(),
-                    message: format!("{field}: Invalid value: field is immutable"),
-                };
-                if next.name() != current.name() {
-                    return Err(immutable("metadata.name"));
-                }
-                if next.metadata.namespace != current.metadata.namespace {
-                    return Err(immutable("metadata.namespace"));
-                }
                 if next.metadata.uid != current.metadata.uid {
                     return Err(StorageError::Conflict {
                         plural: info.plural.to_string(),
@@ -87,11 +83,14 @@ pub(crate) async fn patch(
                     return Err(conflict(&info, current.name()));
                 }
                 next.metadata.creation_timestamp = current.metadata.creation_timestamp.clone();
+                validation::validate_update(&info, &next, current)
+                    .map_err(|error| rejected.reject(error))?;
                 next.metadata.resource_version = None;
                 Ok(next)
             }),
         )
-        .await?;
+        .await
+        .map_err(|error| rejection.or(error))?;
     Ok(json_response(StatusCode::OK, &patched))
 }
 

@@ -212,6 +212,43 @@ pub(crate) fn conflict(info: &ResourceInfo, name: &str) -> StorageError {
     }
 }
 
+/// A 422 decided inside a guaranteed update, where only a `StorageError` can leave
+/// the update function and that error cannot carry several causes. The function
+/// keeps the real answer here and aborts with a stand-in; the handler answers with
+/// the kept one ([`Rejection::or`]). Each attempt of the function starts clean.
+#[derive(Clone, Default)]
+pub(crate) struct Rejection(std::sync::Arc<parking_lot::Mutex<Option<ApiError>>>);
+
+impl Rejection {
+    /// Keeps `error` (replacing any earlier attempt's) and returns the stand-in
+    /// that aborts the update.
+    pub(crate) fn reject(&self, error: ApiError) -> StorageError {
+        let stand_in = StorageError::Invalid {
+            plural: String::new(),
+            name: String::new(),
+            message: error.status.message.clone().unwrap_or_default(),
+        };
+        *self.0.lock() = Some(error);
+        stand_in
+    }
+
+    /// Forgets an earlier attempt's rejection (the update function runs again
+    /// after a conflict).
+    pub(crate) fn clear(&self) {
+        *self.0.lock() = None;
+    }
+
+    /// The kept rejection if the update was aborted by one, else `error`.
+    pub(crate) fn or(&self, error: StorageError) -> ApiError {
+        match self.0.lock().take() {
+            Some(rejected) if matches!(error, StorageError::Invalid { .. }) => {
+                rejected
+            }
+            _ => ApiError::from(error),
+        }
+    }
+}
+
 /// How often a create with `generateName` retries a name that already exists
 /// (upstream retries since 1.30).
 pub(crate) const GENERATE_NAME_ATTEMPTS: usize = 8;

@@ -7,6 +7,7 @@ use axum::response::Response;
 
 use crate::registry::RegisteredResource;
 use crate::status::ApiError;
+use crate::validation;
 use stage5_storage::Object;
 use stage5_storage::{
     Preconditions, StorageError, object_key, parse_resource_version,
@@ -18,7 +19,8 @@ use super::rest::*;
 /// the object. A resourceVersion in the body is a precondition (stale → 409
 /// Conflict); without one the update is unconditional (`AllowUnconditionalUpdate`).
 /// uid and creationTimestamp are kept. Updating a missing object is 404 (no
-/// create-on-update).
+/// create-on-update). Before the new object is stored, `BeforeUpdate`'s validation
+/// runs ([`validation::validate_update`]): a bad label or annotation is 422.
 pub(crate) async fn update(
     resource: &RegisteredResource,
     namespace: Option<&str>,
@@ -37,12 +39,15 @@ pub(crate) async fn update(
     let wanted_rv = obj.resource_version().to_string();
     parse_resource_version(&wanted_rv)?;
     let key = object_key(&info, namespace, name);
+    let rejection = Rejection::default();
+    let rejected = rejection.clone();
     let updated = resource
         .dyn_storage
         .guaranteed_update(
             key,
             Preconditions::default(),
             Box::new(move |current: &Object| {
+                rejected.clear();
                 if !wanted_rv.is_empty() && wanted_rv != current.resource_version() {
                     return Err(conflict(&info, current.name()));
                 }
@@ -62,10 +67,13 @@ pub(crate) async fn update(
                 let mut next = obj.clone();
                 next.metadata.uid = current.metadata.uid.clone();
                 next.metadata.creation_timestamp = current.metadata.creation_timestamp.clone();
+                validation::validate_update(&info, &next, current)
+                    .map_err(|error| rejected.reject(error))?;
                 next.metadata.resource_version = None;
                 Ok(next)
             }),
         )
-        .await?;
+        .await
+        .map_err(|error| rejection.or(error))?;
     Ok(json_response(StatusCode::OK, &updated))
 }

@@ -1,17 +1,27 @@
 //! Stage 5c's integration tests, one test binary (one link) for the whole crate.
 //!
 //! - [`server_http`]: every verb, Status errors and watch streams over raw HTTP;
+//! - [`server_connections`]: idle and read header timeouts, the connection cap,
+//!   and `Status` answers for requests rejected before routing, over raw TCP;
 //! - [`server_kube_client`]: kube-client and kube-runtime's watcher, unchanged;
 //! - [`server_kubectl`]: the real kubectl;
 //! - [`server_informer`]: stage 4's shared informer against the server, through
 //!   relists;
 //! - [`server_informer_watch_reset`]: the informer through a proxy that resets its
 //!   watch connection: it re-watches from its last version, without a list;
-//! - [`end_to_end_example`]: the README's main job, as a test.
+//! - [`end_to_end_example`]: the README's main job, as a test;
+//! - [`resource_version_limits`]: resource versions at the integer limits
+//!   (504, 400, open watches) with and without the watch cache, and
+//!   `timeoutSeconds=0`;
+//! - [`validation`]: object metadata validation, answered 422 `Invalid` as
+//!   kube-apiserver answers it, on create, update and patch.
 
 mod end_to_end_example;
+mod resource_version_limits;
+mod server_connections;
 mod server_http;
 mod server_informer;
 mod server_informer_watch_reset;
 mod server_kube_client;
 mod server_kubectl;
+mod validation;

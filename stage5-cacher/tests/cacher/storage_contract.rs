@@ -393,7 +393,7 @@ async fn run_wait_until_watch_cache_fresh_and_force_all_events(b: Backend) {
                 status.message.as_deref(),
                 Some(
                     format!(
-                        "Too large resource version: {target}, current: {current}"
+                        "Timeout: Too large resource version: {target}, current: {current}"
                     )
                     .as_str()
                 )

@@ -19,6 +19,7 @@ use crate::{
     UpdateFn, parse_resource_version,
 };
 use crate::{Object, ResourceInfo, SelectionPredicate};
+use crate::{resource_version_of, revision_of};
 
 /// How often a guaranteed update retries a lost compare-and-swap before giving up
 /// with 409.
@@ -95,7 +96,7 @@ impl Etcd3Store {
             super::current_revision(self.kv.as_ref(), self.info.key_prefix())
                 .await
                 .map_err(internal)?;
-        Ok(u64::try_from(revision).unwrap_or(0))
+        Ok(resource_version_of(revision))
     }
 
     fn state(&self, kv: &KeyValue) -> Result<ObjState, StorageError> {
@@ -285,10 +286,16 @@ impl Etcd3Store {
                                 .into(),
                         ));
                     }
-                    with_rev = rv_i64(from_rv);
+                    // A version no revision reaches reads the newest state,
+                    // which `validate_minimum_resource_version` then finds too
+                    // old: 504 (upstream's `int64(*fromRV)` wraps to a negative
+                    // revision, which etcd reads as the newest: the same 504).
+                    with_rev = revision_of(from_rv).unwrap_or(0);
                 }
                 Some(ResourceVersionMatch::NotOlderThan) => {}
-                None if paging && from_rv > 0 => with_rev = rv_i64(from_rv),
+                None if paging && from_rv > 0 => {
+                    with_rev = revision_of(from_rv).unwrap_or(0);
+                }
                 None => {}
             }
             None
@@ -323,8 +330,9 @@ impl Etcd3Store {
                     },
                     KvError::FutureRevision { current } => {
                         StorageError::TooLargeResourceVersion {
-                            requested: u64::try_from(with_rev).unwrap_or(0),
-                            current: u64::try_from(current).unwrap_or(0),
+                            requested: resource_version_of(with_rev),
+                            current: resource_version_of(current),
+                            retry_after_seconds: 0,
                         }
                     }
                     other => internal(other),
@@ -382,7 +390,7 @@ impl Etcd3Store {
         };
         Ok(ListResult {
             items,
-            resource_version: u64::try_from(with_rev).unwrap_or(0),
+            resource_version: resource_version_of(with_rev),
             continue_token,
             remaining_item_count,
         })
@@ -513,8 +521,7 @@ impl Etcd3Store {
         options: WatchOptions,
         predicate: SelectionPredicate,
     ) -> Result<Watch<Object>, StorageError> {
-        let rv = parse_resource_version(&options.resource_version)?;
-        let initial_rev = rv_i64(rv);
+        let initial_rev = parse_resource_version(&options.resource_version)?;
         Ok(WatchChan::start(
             Arc::clone(&self.kv),
             self.info.clone(),
@@ -615,16 +622,19 @@ fn internal(err: KvError) -> StorageError {
 }
 
 /// Mirrors `validateMinimumResourceVersion`: a requested version newer than etcd's
-/// revision is 504 `ResourceVersionTooLarge`.
+/// revision is 504 `ResourceVersionTooLarge`, compared as `uint64` (so every
+/// version up to `u64::MAX` is simply too large), without a retry delay
+/// (`NewTooLargeResourceVersionError(minimumRV, actualRevision, 0)`).
 fn validate_minimum_resource_version(
     minimum: u64,
     actual: i64,
 ) -> Result<(), StorageError> {
-    let actual = u64::try_from(actual).unwrap_or(0);
+    let actual = resource_version_of(actual);
     if minimum > actual {
         return Err(StorageError::TooLargeResourceVersion {
             requested: minimum,
             current: actual,
+            retry_after_seconds: 0,
         });
     }
     Ok(())
@@ -635,10 +645,6 @@ fn after(key: &[u8]) -> Bytes {
     let mut next = key.to_vec();
     next.push(0);
     next.into()
-}
-
-fn rv_i64(rv: u64) -> i64 {
-    i64::try_from(rv).unwrap_or(i64::MAX)
 }
 
 /// The name part of a key: the text after the last `/`.

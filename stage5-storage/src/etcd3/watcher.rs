@@ -31,6 +31,7 @@ use tokio_util::sync::{CancellationToken, DropGuard};
 use super::decode;
 use super::event::{Event, parse_event, parse_kv, progress_notify_event};
 use crate::StorageError;
+use crate::api_object_versioner::{next_revision, resource_version_of, revision_of};
 use crate::kv::{Kv, KvError, ProgressRequester, RangeRequest, WatchRequest};
 use crate::{Object, ResourceInfo, SelectionPredicate};
 
@@ -44,8 +45,12 @@ pub const SYNC_PAGE_SIZE: i64 = 10_000;
 /// What a watchChan is asked to do: the arguments of `watcher.createWatchChan`.
 #[derive(Clone, Debug, Default)]
 pub struct WatchChanOptions {
-    /// Start after this revision; 0 means "from the current state".
-    pub initial_rev: i64,
+    /// Start after this resource version (as parsed, a `uint64`); 0 means "from
+    /// the current state". The watchChan converts it to an etcd revision with
+    /// checked arithmetic: a version at or above `i64::MAX` has no revision after
+    /// it, so such a watch stays open and sees nothing (upstream's
+    /// `wc.initialRev + 1` wraps instead).
+    pub initial_rev: u64,
     /// List the current state as create events before watching (`sync`), whatever
     /// `initial_rev` is: upstream's `areInitialEventsRequired` (`""`/`"0"` without
     /// `sendInitialEvents`, or `sendInitialEvents=true` at any version). With a
@@ -141,7 +146,7 @@ pub struct WatchChan {
     kv: Arc<dyn Kv>,
     info: ResourceInfo,
     key: String,
-    initial_rev: i64,
+    initial_rev: u64,
     force_initial_events: bool,
     recursive: bool,
     progress_notify: bool,
@@ -240,22 +245,26 @@ impl WatchChan {
     /// revision), then watches from `initial_rev + 1` with `prev_kv`, `prefix`
     /// (for a list watch) and `progress_notify`, parsing each etcd event onto
     /// the incoming channel. A required list at a version the store
-    /// has not reached is a `TooLargeResourceVersion` error instead.
+    /// has not reached is a `TooLargeResourceVersion` error instead. A start
+    /// after `i64::MAX` (or after a version no revision reaches) opens no etcd
+    /// watch: nothing can follow it, and the watch stays open, empty, until it
+    /// is cancelled.
     async fn start_watching(
         self: Arc<Self>,
         incoming: mpsc::Sender<Event>,
         errors: mpsc::Sender<StorageError>,
     ) {
-        let mut initial_rev = self.initial_rev;
-        if initial_rev > 0
+        // `None`: beyond every etcd revision.
+        let mut initial_rev = revision_of(self.initial_rev);
+        if self.initial_rev > 0
             && self.force_initial_events
-            && let Err(err) = self.check_not_ahead(initial_rev).await
+            && let Err(err) = self.check_not_ahead(self.initial_rev).await
         {
             return self.send_error(&errors, err);
         }
         if self.force_initial_events {
             match self.sync(&incoming).await {
-                Ok(rev) => initial_rev = rev,
+                Ok(rev) => initial_rev = Some(rev),
                 Err(err) => {
                     tracing::error!(
                         key = %self.key,
@@ -267,15 +276,24 @@ impl WatchChan {
                 }
             }
         }
-        if self.initial_events_end_bookmark {
-            let mut end = progress_notify_event(initial_rev);
+        if self.initial_events_end_bookmark
+            && let Some(rev) = initial_rev
+        {
+            let mut end = progress_notify_event(rev);
             end.is_initial_events_end_bookmark = true;
             self.send_event(&incoming, end).await;
         }
+        // ANCHOR_END: start_watching
+        // ANCHOR: start_watching_open
+        let Some(start_revision) = initial_rev.and_then(next_revision) else {
+            // No revision follows: an empty watch until the consumer stops it.
+            self.cancel.cancelled().await;
+            return;
+        };
         let request = WatchRequest {
             key: self.key.clone().into(),
             prefix: self.recursive,
-            start_revision: initial_rev + 1,
+            start_revision,
             prev_kv: true,
             progress_notify: self.progress_notify,
         };
@@ -291,7 +309,7 @@ impl WatchChan {
             .progress_registry
             .as_ref()
             .map(|registry| registry.register(Arc::clone(&watch.progress)));
-        // ANCHOR_END: start_watching
+        // ANCHOR_END: start_watching_open
         // ANCHOR: start_watching_loop
         loop {
             let response = tokio::select! {
@@ -348,17 +366,23 @@ impl WatchChan {
     /// (`GetCurrentResourceVersionFromStorage`) must have reached it, else
     /// `NewTooLargeResourceVersionError` (504, `ResourceVersionTooLarge`,
     /// Retry-After), and the client relists from `""`.
-    async fn check_not_ahead(&self, initial_rev: i64) -> Result<(), StorageError> {
+    async fn check_not_ahead(&self, initial_rev: u64) -> Result<(), StorageError> {
         let current = tokio::select! {
             current = super::current_revision(self.kv.as_ref(), self.key.clone()) => {
                 current.map_err(interpret_watch_error)?
             }
             () = self.cancel.cancelled() => return Err(StorageError::Internal("cancelled".into())),
         };
+        // Compared as `uint64`, as upstream's `uint64(wc.initialRev) >
+        // currentStorageRV`.
+        let current = resource_version_of(current);
         if initial_rev > current {
             return Err(StorageError::TooLargeResourceVersion {
-                requested: u64::try_from(initial_rev).unwrap_or(0),
-                current: u64::try_from(current).unwrap_or(0),
+                requested: initial_rev,
+                current,
+                // Upstream: `wait.Jitter(1*time.Second, 3)`, 1 to 4 s; its
+                // lower bound here.
+                retry_after_seconds: 1,
             });
         }
         Ok(())
@@ -567,5 +591,87 @@ impl Stream for ResultStream {
         cx: &mut Context<'_>,
     ) -> Poll<Option<Self::Item>> {
         self.rx.poll_recv(cx)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::kv::EmbeddedKv;
+
+    fn options(initial_rev: u64, force_initial_events: bool) -> WatchChanOptions {
+        WatchChanOptions {
+            initial_rev,
+            force_initial_events,
+            recursive: true,
+            progress_notify: false,
+            predicate: SelectionPredicate::default(),
+            initial_events_end_bookmark: false,
+            progress_registry: None,
+        }
+    }
+
+    async fn kv_with_a_pod() -> Arc<dyn Kv> {
+        let kv: Arc<dyn Kv> = Arc::new(EmbeddedKv::new());
+        kv.put("/registry/pods/default/a".into(), "{}".into())
+            .await
+            .expect("put");
+        kv
+    }
+
+    /// Versions at and beyond `i64::MAX`: `initial_rev + 1` would overflow (or,
+    /// in Go, wrap to `i64::MIN`); the watch stays open and sees nothing.
+    #[tokio::test(start_paused = true)]
+    async fn a_watch_after_the_last_revision_stays_open_and_empty() {
+        for rv in [i64::MAX as u64, i64::MAX as u64 + 1, u64::MAX] {
+            let kv = kv_with_a_pod().await;
+            let mut watch = WatchChan::start(
+                Arc::clone(&kv),
+                ResourceInfo::PODS,
+                "/registry/pods/",
+                options(rv, false),
+            );
+            kv.put("/registry/pods/default/b".into(), "{}".into())
+                .await
+                .expect("put");
+            let next =
+                tokio::time::timeout(Duration::from_secs(600), watch.next()).await;
+            assert!(next.is_err(), "rv {rv}: {next:?}");
+        }
+    }
+
+    /// A watch-list at a version the store has not reached is 504, with the
+    /// requested version as parsed, compared as `uint64`.
+    #[tokio::test]
+    async fn a_watch_list_beyond_the_store_is_too_large_without_wrapping() {
+        for rv in [3, i64::MAX as u64, u64::MAX] {
+            let kv = kv_with_a_pod().await;
+            let mut watch = WatchChan::start(
+                kv,
+                ResourceInfo::PODS,
+                "/registry/pods/",
+                options(rv, true),
+            );
+            let event = tokio::time::timeout(Duration::from_secs(10), watch.next())
+                .await
+                .expect("an event in time");
+            match event {
+                Some(Ok(WatchEvent::Error(status))) => {
+                    assert_eq!(status.code, Some(504));
+                    assert_eq!(
+                        status.message.as_deref(),
+                        Some(
+                            format!(
+                                "Timeout: Too large resource version: {rv}, current: 2"
+                            )
+                            .as_str()
+                        )
+                    );
+                }
+                other => panic!("rv {rv}: {other:?}"),
+            }
+        }
     }
 }

@@ -510,7 +510,8 @@ impl EmbeddedKv {
         let next_revision = if request.start_revision > 0 {
             request.start_revision
         } else {
-            self.current_revision() + 1
+            // etcd's `currentRev + 1`; saturating (the store never gets there).
+            self.current_revision().saturating_add(1)
         };
         let progress_ticker = request.progress_notify.then(|| {
             let period = self
@@ -645,7 +646,8 @@ impl WatchCursor {
             self.prev_kv,
             max_events,
         );
-        self.next_revision = scanned_to + 1;
+        // Saturating: a watcher past `i64::MAX` has nothing left to scan.
+        self.next_revision = scanned_to.saturating_add(1);
         if !events.is_empty() {
             self.sent_events_since_tick = true;
             self.progress_due = false;
@@ -688,7 +690,7 @@ fn select_events(
     let last = state
         .current_revision
         .min(revision.saturating_add(SCAN_BUDGET as i64 - 1));
-    let mut scanned_to = from - 1;
+    let mut scanned_to = from.saturating_sub(1);
     while revision <= last && events.len() < max_events {
         if let Some(event) = state.event_at(revision)
             && watcher.matches(&event.kv.key)
@@ -707,7 +709,10 @@ fn select_events(
             });
         }
         scanned_to = revision;
-        revision += 1;
+        let Some(next) = revision.checked_add(1) else {
+            break;
+        };
+        revision = next;
     }
     (events, scanned_to)
 }
@@ -956,6 +961,29 @@ mod tests {
         }
         let expected: Vec<i64> = (2..10_002).collect();
         assert_eq!(revisions, expected);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_watch_from_the_last_possible_revision_waits_without_overflow() {
+        let kv = EmbeddedKv::new();
+        let mut watch = kv.watch(watch_all(i64::MAX)).await.expect("watch");
+        kv.put(b("/a"), b("1")).await.expect("put");
+        // Nothing at or after i64::MAX exists: no response, no panic.
+        let waited =
+            tokio::time::timeout(Duration::from_secs(60), watch.responses.next())
+                .await;
+        assert!(waited.is_err(), "{waited:?}");
+        // The cursor's arithmetic at the edge saturates instead of wrapping.
+        let state = kv.inner.state.read();
+        let shared = WatcherShared {
+            key: b("/"),
+            prefix: true,
+            notify: Notify::new(),
+            progress_requested: AtomicBool::new(false),
+        };
+        let (events, scanned_to) = select_events(&state, &shared, i64::MAX, true, 8);
+        assert!(events.is_empty());
+        assert_eq!(scanned_to, i64::MAX - 1);
     }
 
     #[tokio::test]
