@@ -10,9 +10,14 @@ use std::time::Duration;
 use stage5_storage::ResourceInfo;
 use stage5_storage::kv::Kv;
 
+use crate::secure_serving::CertKey;
+
 /// The default address: loopback only, the insecure port kube-apiserver used to
 /// have.
 pub const DEFAULT_BIND: &str = "127.0.0.1:8080";
+/// The default address when serving HTTPS: loopback, kube-apiserver's
+/// `--secure-port` default (6443).
+pub const DEFAULT_SECURE_BIND: &str = "127.0.0.1:6443";
 /// The default largest request body (kube-apiserver's `MaxRequestBodyBytes` is 3
 /// MiB).
 pub const DEFAULT_BODY_LIMIT: usize = 3 * 1024 * 1024;
@@ -40,14 +45,21 @@ pub const DEFAULT_MAX_HEADER_BYTES: usize = 1 << 20;
 /// `golang.org/x/net/netutil.LimitListener`.)
 pub const DEFAULT_MAX_CONNECTIONS: usize = 768;
 
+/// Mirrors kube-apiserver's default `--etcd-compaction-interval` (5 minutes;
+/// `pkg/storage/etcd3/compact.go` compacts each interval).
+pub const DEFAULT_ETCD_COMPACTION_INTERVAL: Duration =
+    stage5_storage::etcd3::DEFAULT_COMPACTION_INTERVAL;
+
 /// Where the objects live.
 #[derive(Clone, Default)]
 pub enum Backend {
     /// A fresh in-process MVCC store.
     #[default]
     Embedded,
-    /// Real etcd at this URL (cargo feature `etcd`).
-    Etcd(String),
+    /// Real etcd at these client URLs (cargo feature `etcd`): every member of the
+    /// cluster, as kube-apiserver's `--etcd-servers` (`storagebackend.TransportConfig.
+    /// ServerList`); the client balances over them and fails over when one dies.
+    Etcd(Vec<String>),
     /// A [`Kv`] the caller built (tests share one to compact it, for example).
     Kv(Arc<dyn Kv>),
 }
@@ -56,7 +68,7 @@ impl std::fmt::Debug for Backend {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Backend::Embedded => f.write_str("Embedded"),
-            Backend::Etcd(url) => f.debug_tuple("Etcd").field(url).finish(),
+            Backend::Etcd(urls) => f.debug_tuple("Etcd").field(urls).finish(),
             Backend::Kv(_) => f.write_str("Kv(..)"),
         }
     }
@@ -100,6 +112,13 @@ pub struct ServerConfig {
     /// The most connections served at once; the next ones wait to be accepted
     /// until one closes. Default 768.
     pub max_connections: usize,
+    /// `--etcd-compaction-interval`: how often the compactor compacts the store
+    /// (to the revision it saw one interval earlier), on either backend. Zero turns
+    /// compaction off, as upstream. Default 5 minutes.
+    pub etcd_compaction_interval: Duration,
+    /// `--tls-cert-file` and `--tls-private-key-file` (or `--secure`'s generated
+    /// pair): serve HTTPS with this certificate. `None` (the default): plain HTTP.
+    pub tls: Option<CertKey>,
 }
 
 impl Default for ServerConfig {
@@ -117,6 +136,8 @@ impl Default for ServerConfig {
             idle_timeout: DEFAULT_IDLE_TIMEOUT,
             max_header_bytes: DEFAULT_MAX_HEADER_BYTES,
             max_connections: DEFAULT_MAX_CONNECTIONS,
+            etcd_compaction_interval: DEFAULT_ETCD_COMPACTION_INTERVAL,
+            tls: None,
         }
     }
 }
@@ -194,10 +215,24 @@ impl ServerConfig {
         self
     }
 
+    /// The same config with this compaction interval (zero: no compaction).
+    #[must_use]
+    pub fn etcd_compaction_interval(mut self, interval: Duration) -> Self {
+        self.etcd_compaction_interval = interval;
+        self
+    }
+
     /// The same config with this cap on open connections (at least 1).
     #[must_use]
     pub fn max_connections(mut self, cap: usize) -> Self {
         self.max_connections = cap;
+        self
+    }
+
+    /// The same config serving HTTPS with `cert`.
+    #[must_use]
+    pub fn tls(mut self, cert: CertKey) -> Self {
+        self.tls = Some(cert);
         self
     }
 }
@@ -221,4 +256,7 @@ pub enum ServerError {
     /// unreachable).
     #[error("backend: {0}")]
     Backend(String),
+    /// The serving certificate or key could not be read, parsed or generated.
+    #[error("TLS: {0}")]
+    Tls(String),
 }

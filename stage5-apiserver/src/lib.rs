@@ -8,6 +8,8 @@
 //! | Go (k8s.io/apiserver, unless named)                             | Rust                                    |
 //! |-----------------------------------------------------------------|-----------------------------------------|
 //! | `pkg/server/config.go` (`Config`), kube-apiserver's options      | [`ServerConfig`], [`Backend`] ([`config`]) |
+//! | `pkg/server/options/serving.go`, `secure_serving.go`, client-go's `util/cert` | [`secure_serving`] (HTTPS, self-signed certificates) |
+//! | kubeadm's `util/kubeconfig` (`CreateBasic`)                      | [`kubeconfig`] (`--secure`'s kubeconfig) |
 //! | `pkg/server/genericapiserver.go` (`PrepareRun`, `Run`), `handler.go` | [`Server`], [`RunningServer`], [`router`] ([`server`]) |
 //! | `GenericAPIServer`'s fields, a handler's `RequestScope`          | [`AppState`] ([`app_state`])            |
 //! | `pkg/endpoints/request/requestinfo.go` (`RequestInfoFactory`)    | [`request_info`]                        |
@@ -52,9 +54,11 @@ pub mod config;
 pub mod debug;
 pub mod discovery;
 pub mod handlers;
+pub mod kubeconfig;
 pub mod metrics;
 pub mod registry;
 pub mod request_info;
+pub mod secure_serving;
 pub mod server;
 pub mod status;
 pub mod validation;

@@ -205,17 +205,19 @@ pub async fn connect_backend(backend: &Backend) -> Result<Arc<dyn Kv>, ServerErr
         Backend::Embedded => Ok(Arc::new(EmbeddedKv::new())),
         Backend::Kv(kv) => Ok(Arc::clone(kv)),
         #[cfg(feature = "etcd")]
-        Backend::Etcd(url) => stage5_storage::kv::EtcdKv::connect([url.as_str()])
+        Backend::Etcd(urls) => stage5_storage::kv::EtcdKv::connect(urls)
             .await
             .map(|kv| Arc::new(kv) as Arc<dyn Kv>)
             .map_err(|error| {
                 ServerError::Backend(format!(
-                    "cannot connect to etcd at {url}: {error}"
+                    "cannot connect to etcd at {}: {error}",
+                    urls.join(",")
                 ))
             }),
         #[cfg(not(feature = "etcd"))]
-        Backend::Etcd(url) => Err(ServerError::Backend(format!(
-            "--etcd {url}: this binary was built without real etcd support; rebuild with `--features etcd` (needs protoc), or leave --etcd out to use the embedded store"
+        Backend::Etcd(urls) => Err(ServerError::Backend(format!(
+            "--etcd {}: this binary was built without real etcd support; rebuild with `--features etcd` (needs protoc), or leave --etcd out to use the embedded store",
+            urls.join(",")
         ))),
     }
 }

@@ -7,6 +7,10 @@
 //! an idle timeout and a header size limit ([`conn`]), plus a cap on open
 //! connections that Go leaves to `netutil.LimitListener`.
 //!
+//! With a serving certificate ([`ServerConfig::tls`]) every connection is HTTPS:
+//! the TLS handshake (`server/tls.rs`) runs first, under the read header timeout,
+//! and the same HTTP/1.1 serving runs over the decrypted stream.
+//!
 //! # Memory usage
 //! At most `max_connections` connections, each with a read buffer of at most
 //! `max_header_bytes` (at least 8 KiB) while it reads a request's headers.
@@ -18,6 +22,7 @@ use axum::Router;
 use axum::routing::{any, get};
 use axum::serve::Listener as _;
 use hyper_util::rt::TokioIo;
+use stage5_storage::etcd3::Compactor;
 use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 use tokio::task::JoinHandle;
@@ -31,6 +36,7 @@ use crate::status::ApiError;
 use crate::{auth, debug, discovery, handlers, metrics, registry, status, watch};
 
 mod conn;
+mod tls;
 
 /// Mirrors kube-apiserver's `CreateServerChain` + `PrepareRun().Run()`: builds the
 /// storages and the HTTP handler, and serves.
@@ -41,8 +47,13 @@ pub struct Server;
 /// cancels it, without waiting.
 pub struct RunningServer {
     local_addr: SocketAddr,
+    /// `https` with a serving certificate, else `http`.
+    scheme: &'static str,
     state: Arc<AppState>,
     task: Option<JoinHandle<()>>,
+    /// Compacts the store every `etcd_compaction_interval`; its loop ends with the
+    /// shutdown token.
+    compactor: Option<Compactor>,
 }
 
 impl std::fmt::Debug for RunningServer {
@@ -62,8 +73,12 @@ impl Server {
             Some(path) => Some(auth::TokenAuthenticator::from_file(path)?),
             None => None,
         };
+        let acceptor = match &config.tls {
+            Some(cert) => Some(crate::secure_serving::tls_acceptor(cert)?),
+            None => None,
+        };
         let registry = Registry::new(
-            kv,
+            Arc::clone(&kv),
             &config.resources,
             config.watch_cache,
             config.watch_cache_capacity,
@@ -80,6 +95,10 @@ impl Server {
                 source,
             })?;
         let shutdown = CancellationToken::new();
+        // Mirrors `storagebackend/factory`'s `StartCompactorPerEndpoint`: one
+        // compactor per server, stopped with it.
+        let compactor =
+            Compactor::start(kv, config.etcd_compaction_interval, &shutdown);
         let state = Arc::new(AppState {
             registry,
             tokens,
@@ -96,18 +115,22 @@ impl Server {
             max_header_bytes: config.max_header_bytes,
         };
         let max_connections = config.max_connections.max(1);
+        let scheme = if acceptor.is_some() { "https" } else { "http" };
         let task = tokio::spawn(serve(
             listener,
             app,
             limits,
+            acceptor,
             max_connections,
             shutdown.clone(),
         ));
-        tracing::info!(%local_addr, watch_cache = config.watch_cache, "mini-apiserver listening");
+        tracing::info!(%local_addr, scheme, watch_cache = config.watch_cache, "mini-apiserver listening");
         Ok(RunningServer {
             local_addr,
+            scheme,
             state,
             task: Some(task),
+            compactor: Some(compactor),
         })
     }
 }
@@ -119,6 +142,9 @@ impl Server {
 /// client that waits sees latency while one that is closed sees an error it may not
 /// retry, and idle connections free their slots within the idle timeout anyway.
 ///
+/// With `acceptor`, each connection's TLS handshake runs in its own task (as Go
+/// runs it in `conn.serve`), so a slow one never holds up the accept loop.
+///
 /// At shutdown it stops accepting, asks every connection to finish its request
 /// and close (hyper's graceful shutdown; watches end on the same token), and
 /// waits for them all.
@@ -126,6 +152,7 @@ async fn serve(
     listener: TcpListener,
     app: Router,
     limits: conn::Limits,
+    acceptor: Option<tokio_rustls::TlsAcceptor>,
     max_connections: usize,
     shutdown: CancellationToken,
 ) {
@@ -156,6 +183,7 @@ async fn serve(
             tcp,
             app.clone(),
             limits,
+            acceptor.clone(),
             shutdown.clone(),
             slot,
         ));
@@ -166,18 +194,42 @@ async fn serve(
 }
 
 /// One connection, until it closes or the server shuts down; `slot` is its place
-/// under `max_connections`, freed on return.
+/// under `max_connections`, freed on return (a TLS handshake holds one too).
 async fn serve_connection<T>(
     tcp: T,
     app: Router,
     limits: conn::Limits,
+    acceptor: Option<tokio_rustls::TlsAcceptor>,
     shutdown: CancellationToken,
     slot: Option<tokio::sync::OwnedSemaphorePermit>,
 ) where
     T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
 {
+    match acceptor {
+        None => serve_http(tcp, app, limits, &shutdown).await,
+        Some(acceptor) => {
+            let timeout = limits.read_header_timeout;
+            if let Some(tls) =
+                tls::handshake(tcp, &acceptor, timeout, &shutdown).await
+            {
+                serve_http(tls, app, limits, &shutdown).await;
+            }
+        }
+    }
+    drop(slot);
+}
+
+/// HTTP/1.1 over one connection's (plain or decrypted) stream.
+async fn serve_http<T>(
+    io: T,
+    app: Router,
+    limits: conn::Limits,
+    shutdown: &CancellationToken,
+) where
+    T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
     let exchanges = Arc::new(conn::Exchanges::default());
-    let io = conn::TimedIo::new(tcp, limits, Arc::clone(&exchanges));
+    let io = conn::TimedIo::new(io, limits, Arc::clone(&exchanges));
     let service = conn::ConnService::new(app, exchanges);
     let mut http1 = hyper::server::conn::http1::Builder::new();
     http1
@@ -203,7 +255,6 @@ async fn serve_connection<T>(
         .into_inner()
         .linger_if_rejected()
         .await;
-    drop(slot);
 }
 
 /// The whole HTTP handler: fixed paths first, then the generic API routes.
@@ -245,9 +296,9 @@ impl RunningServer {
         self.local_addr
     }
 
-    /// `http://127.0.0.1:PORT`.
+    /// `http://127.0.0.1:PORT`, or `https://…` with a serving certificate.
     pub fn url(&self) -> String {
-        format!("http://{}", self.local_addr)
+        format!("{}://{}", self.scheme, self.local_addr)
     }
 
     /// The shared state (storages, metrics, live watches), for tests and examples.
@@ -260,10 +311,19 @@ impl RunningServer {
         self.state.shutdown.clone()
     }
 
+    /// The compactor (`--etcd-compaction-interval`), for tests and examples.
+    pub fn compactor(&self) -> Option<&Compactor> {
+        self.compactor.as_ref()
+    }
+
     /// Graceful shutdown: stop accepting, end every watch stream, let in-flight
-    /// requests finish, stop the storages, and wait for the serving task.
+    /// requests finish, stop the compactor and the storages, and wait for the
+    /// serving task.
     pub async fn shutdown(mut self) {
         self.state.shutdown.cancel();
+        if let Some(compactor) = self.compactor.take() {
+            compactor.stop().await;
+        }
         if let Some(task) = self.task.take()
             && let Err(error) = task.await
         {

@@ -3,6 +3,11 @@
 //! `cacher_test.go` and `cache_watcher_test.go`, in this crate's words; and, in
 //! [`storage_contract`], apiserver's storage contract suite on the Cacher.
 
+#[cfg(feature = "etcd")]
+#[path = "cacher/etcd_failover.rs"]
+mod etcd_failover;
+#[path = "cacher/large_lists.rs"]
+mod large_lists;
 #[path = "cacher/storage_contract.rs"]
 mod storage_contract;
 

@@ -24,6 +24,7 @@
 //! | `pkg/storage/etcd3/store.go` (`store`)                        | [`etcd3::Etcd3Store`]                  |
 //! | `pkg/storage/etcd3/watcher.go` (`watcher`, `watchChan`)       | [`etcd3::watcher`]                     |
 //! | `pkg/storage/etcd3/event.go` (`event`, `parseKV`, `parseEvent`) | [`etcd3::event`]                     |
+//! | `pkg/storage/etcd3/compact.go` (`compactor`, `Compact`)        | [`etcd3::compact`]                     |
 //! | `pkg/storage/etcd/etcd_watcher.go` (Kubernetes 1.5)           | [`etcd2::etcd_watcher`]                |
 //! | etcd v2's `client` package (`KeysAPI.Get`, `Watcher.Next`)    | [`etcd2::client`]                      |
 //! | `pkg/storage/etcd3/testing`, `integration/etcd` test servers  | `testing::EtcdServer` (feature `testing`) |

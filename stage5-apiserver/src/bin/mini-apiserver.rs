@@ -4,11 +4,17 @@
 //! (`NewAPIServerCommand` → `Run`), with only the flags that matter for the watch.
 //!
 //! ```text
-//! cargo run -p stage5-cacher --bin mini-apiserver                       # 127.0.0.1:8080, embedded store
-//! cargo run -p stage5-cacher --bin mini-apiserver -- --no-watch-cache   # every watch is an etcd watch
-//! cargo run -p stage5-cacher --features etcd --bin mini-apiserver -- --etcd http://127.0.0.1:2379
+//! cargo run -p stage5-apiserver --bin mini-apiserver                       # 127.0.0.1:8080, embedded store
+//! cargo run -p stage5-apiserver --bin mini-apiserver -- --no-watch-cache   # every watch is an etcd watch
+//! cargo run -p stage5-apiserver --features etcd --bin mini-apiserver -- --etcd http://127.0.0.1:2379
+//! cargo run -p stage5-apiserver --features etcd --bin mini-apiserver -- \
+//!     --etcd http://127.0.0.1:2379,http://127.0.0.1:22379,http://127.0.0.1:32379
 //! kubectl --server http://127.0.0.1:8080 get pods -w
-//! cargo run -p stage5-cacher --bin mini-apiserver -- --idle-timeout 30s --max-connections 256
+//! cargo run -p stage5-apiserver --bin mini-apiserver -- --idle-timeout 30s --max-connections 256
+//! cargo run -p stage5-apiserver --bin mini-apiserver -- --secure          # HTTPS on 127.0.0.1:6443
+//! kubectl --kubeconfig /tmp/mini-apiserver/kubeconfig get pods            # the path it printed
+//! cargo run -p stage5-apiserver --bin mini-apiserver -- \
+//!     --tls-cert-file apiserver.crt --tls-private-key-file apiserver.key
 //! ```
 //!
 //! SIGINT or SIGTERM shuts it down gracefully: watch streams end, in-flight requests
@@ -21,25 +27,45 @@ use std::time::Duration;
 
 use clap::Parser;
 use stage5_apiserver::config::{
-    DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_HEADER_BYTES,
-    DEFAULT_READ_HEADER_TIMEOUT,
+    DEFAULT_ETCD_COMPACTION_INTERVAL, DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_CONNECTIONS,
+    DEFAULT_MAX_HEADER_BYTES, DEFAULT_READ_HEADER_TIMEOUT, DEFAULT_SECURE_BIND,
 };
+use stage5_apiserver::secure_serving::{self, CertKey};
 use stage5_apiserver::{
     Backend, DEFAULT_BIND, DEFAULT_WATCH_CACHE_CAPACITY, Server, ServerConfig,
 };
+use stage5_apiserver::{RunningServer, kubeconfig};
 
 /// A Kubernetes-compatible API server over stage 5's etcd3 storage and watch cache.
 #[derive(Debug, Parser)]
 #[command(name = "mini-apiserver", version, about)]
 struct Args {
-    /// Address to listen on (`--bind-address` and `--secure-port` upstream; plain
-    /// HTTP here).
-    #[arg(long, default_value = DEFAULT_BIND)]
-    bind: SocketAddr,
-    /// Use real etcd at this URL instead of the embedded store (needs the `etcd`
-    /// cargo feature).
-    #[arg(long, value_name = "URL")]
-    etcd: Option<String>,
+    /// Address to listen on (`--bind-address` and `--secure-port` upstream).
+    /// [default: 127.0.0.1:8080 for plain HTTP, 127.0.0.1:6443 with TLS]
+    #[arg(long)]
+    bind: Option<SocketAddr>,
+    /// Serve HTTPS with this PEM certificate (chain) (kube-apiserver's
+    /// `--tls-cert-file`); needs `--tls-private-key-file`.
+    #[arg(long, value_name = "FILE", requires = "tls_private_key_file")]
+    tls_cert_file: Option<PathBuf>,
+    /// The PEM private key of `--tls-cert-file` (kube-apiserver's
+    /// `--tls-private-key-file`).
+    #[arg(long, value_name = "FILE", requires = "tls_cert_file")]
+    tls_private_key_file: Option<PathBuf>,
+    /// Serve HTTPS with a fresh self-signed certificate for 127.0.0.1, ::1 and
+    /// localhost (kube-apiserver's default without `--tls-cert-file`), and write a
+    /// kubeconfig that trusts it.
+    #[arg(long, conflicts_with = "tls_cert_file")]
+    secure: bool,
+    /// Where `--secure` writes its kubeconfig (the CA beside it as `ca.crt`).
+    /// [default: $TMPDIR/mini-apiserver/kubeconfig]
+    #[arg(long, value_name = "FILE", requires = "secure")]
+    write_kubeconfig: Option<PathBuf>,
+    /// Use real etcd at these client URLs instead of the embedded store, comma
+    /// separated (kube-apiserver's `--etcd-servers`): list every member, and
+    /// requests fail over when one dies. Needs the `etcd` cargo feature.
+    #[arg(long, value_name = "URL,...", value_delimiter = ',')]
+    etcd: Vec<String>,
     /// Bearer tokens, one `token,user` a line; without it there is no
     /// authentication.
     #[arg(long, value_name = "FILE")]
@@ -70,6 +96,11 @@ struct Args {
     #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_CONNECTIONS,
           value_parser = parse_max_connections)]
     max_connections: usize,
+    /// How often the store is compacted, to the revision seen one interval
+    /// earlier (`--etcd-compaction-interval`, 5m upstream); 0 turns compaction
+    /// off. Applies to the embedded store and to etcd. [default: 5m]
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    etcd_compaction_interval: Option<Duration>,
     /// Log filter, as `RUST_LOG` (e.g. `info`, `stage5_apiserver=debug`).
     #[arg(long, default_value = "info")]
     log: String,
@@ -82,17 +113,54 @@ async fn main() -> ExitCode {
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
     tracing_subscriber::fmt().with_env_filter(filter).init();
 
-    if args.etcd.is_some() && !cfg!(feature = "etcd") {
+    let etcd: Vec<String> = args
+        .etcd
+        .iter()
+        .map(|url| url.trim())
+        .filter(|url| !url.is_empty())
+        .map(str::to_string)
+        .collect();
+    if !args.etcd.is_empty() && etcd.is_empty() {
+        eprintln!(
+            "mini-apiserver: --etcd needs at least one URL, like http://127.0.0.1:2379"
+        );
+        return ExitCode::from(2);
+    }
+    if !etcd.is_empty() && !cfg!(feature = "etcd") {
         eprintln!(
             "mini-apiserver: --etcd needs real etcd support, which this binary was built without.\n\
-             Rebuild with `cargo run -p stage5-cacher --features etcd --bin mini-apiserver -- --etcd URL`\n\
+             Rebuild with `cargo run -p stage5-apiserver --features etcd --bin mini-apiserver -- --etcd URL`\n\
              (needs `protoc`), or leave --etcd out to use the embedded store."
         );
         return ExitCode::from(2);
     }
+    let (tls, generated) = match serving_cert(&args) {
+        Ok(tls) => tls,
+        Err(error) => {
+            eprintln!("mini-apiserver: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let default_bind = if tls.is_some() {
+        DEFAULT_SECURE_BIND
+    } else {
+        DEFAULT_BIND
+    };
+    let bind = args.bind.unwrap_or_else(|| {
+        default_bind
+            .parse()
+            .unwrap_or(SocketAddr::from(([127, 0, 0, 1], 8080)))
+    });
+    // The kubeconfig's credential: the token file's first token.
+    let config_token = args.token_file.as_deref().and_then(first_token);
     let config = ServerConfig {
-        bind: args.bind,
-        backend: args.etcd.map_or(Backend::Embedded, Backend::Etcd),
+        bind,
+        tls,
+        backend: if etcd.is_empty() {
+            Backend::Embedded
+        } else {
+            Backend::Etcd(etcd)
+        },
         token_file: args.token_file,
         watch_cache: !args.no_watch_cache,
         watch_cache_capacity: args.watch_cache_capacity,
@@ -102,6 +170,9 @@ async fn main() -> ExitCode {
         idle_timeout: args.idle_timeout.unwrap_or(DEFAULT_IDLE_TIMEOUT),
         max_header_bytes: args.max_header_bytes,
         max_connections: args.max_connections,
+        etcd_compaction_interval: args
+            .etcd_compaction_interval
+            .unwrap_or(DEFAULT_ETCD_COMPACTION_INTERVAL),
         ..ServerConfig::default()
     };
     let server = match Server::start(config).await {
@@ -112,11 +183,87 @@ async fn main() -> ExitCode {
         }
     };
     println!("mini-apiserver serving on {}", server.url());
-    println!("  kubectl --server {} get pods -A", server.url());
+    match generated {
+        Some(ca_pem) => {
+            let path = args
+                .write_kubeconfig
+                .unwrap_or_else(kubeconfig::default_kubeconfig_path);
+            let url = client_url(&server);
+            let token = config_token.as_deref();
+            match kubeconfig::write_kubeconfig(&path, &url, &ca_pem, token) {
+                Ok(ca_file) => {
+                    println!("  kubeconfig: {}", path.display());
+                    println!(
+                        "  kubectl --kubeconfig {} get pods -A",
+                        path.display()
+                    );
+                    println!(
+                        "  watch-fanout --server {url} --certificate-authority {}",
+                        ca_file.display()
+                    );
+                }
+                Err(error) => {
+                    eprintln!(
+                        "mini-apiserver: cannot write the kubeconfig {}: {error}",
+                        path.display()
+                    );
+                    server.shutdown().await;
+                    return ExitCode::FAILURE;
+                }
+            }
+        }
+        None => println!("  kubectl --server {} get pods -A", server.url()),
+    }
     shutdown_signal().await;
     tracing::info!("shutting down");
     server.shutdown().await;
     ExitCode::SUCCESS
+}
+
+/// The serving certificate: `--tls-cert-file` and `--tls-private-key-file`, or
+/// `--secure`'s generated one (with its CA, for the kubeconfig), or none.
+fn serving_cert(
+    args: &Args,
+) -> Result<(Option<CertKey>, Option<String>), stage5_apiserver::ServerError> {
+    if let (Some(cert), Some(key)) =
+        (&args.tls_cert_file, &args.tls_private_key_file)
+    {
+        return Ok((Some(CertKey::read(cert, key)?), None));
+    }
+    if args.secure {
+        let bind = args
+            .bind
+            .map_or(std::net::IpAddr::from([127, 0, 0, 1]), |bind| bind.ip());
+        let generated = secure_serving::self_signed_for(bind)?;
+        return Ok((Some(generated.serving), Some(generated.ca_pem)));
+    }
+    Ok((None, None))
+}
+
+/// The first token of a `--token-file` (one `token,user` a line, `#` comments).
+fn first_token(path: &std::path::Path) -> Option<String> {
+    let text = std::fs::read_to_string(path).ok()?;
+    text.lines()
+        .map(str::trim)
+        .find(|line| !line.is_empty() && !line.starts_with('#'))
+        .and_then(|line| line.split(',').next())
+        .map(|token| token.trim().to_owned())
+}
+
+/// The URL clients use: the server's, with loopback for an unspecified bind
+/// address (the certificate names loopback, not `0.0.0.0`).
+fn client_url(server: &RunningServer) -> String {
+    let addr = server.local_addr();
+    if addr.ip().is_unspecified() {
+        let loopback: std::net::IpAddr = if addr.is_ipv4() {
+            [127, 0, 0, 1].into()
+        } else {
+            [0u16, 0, 0, 0, 0, 0, 0, 1].into()
+        };
+        format!("https://{}", SocketAddr::new(loopback, addr.port()))
+    } else {
+        server.url()
+    }
 }
 
 /// A duration as Go's `time.ParseDuration` writes the simple ones: a whole number

@@ -5,7 +5,9 @@
 //!
 //! hyper reads and writes through a [`TimedIo`], and axum's router is called
 //! through a [`ConnService`]; the two share an [`Exchanges`] counter, so the IO
-//! knows whether a request is in flight:
+//! knows whether a request is in flight. Over HTTPS the [`TimedIo`] wraps the
+//! decrypted stream, after the handshake (`tls`), so the phases and the `Status`
+//! answers are the same:
 //!
 //! ```text
 //! accept ─► Idle ─first byte─► ReadingHeaders ─router called─► Serving
@@ -141,13 +143,7 @@ where
         if !self.rejected {
             return;
         }
-        // Errors here only mean the client is gone already.
-        let _ = self.io.shutdown().await;
-        let mut sink = [0u8; 4096];
-        let _ = tokio::time::timeout(LINGER, async {
-            while let Ok(1..) = self.io.read(&mut sink).await {}
-        })
-        .await;
+        close_write_and_wait(&mut self.io).await;
     }
 
     /// Steps the phase on what the router did since the last call: a started
@@ -254,8 +250,24 @@ fn rejection_answer(from_hyper: &[u8], line_ended: bool, limit: usize) -> Bytes 
     status_answer(&error)
 }
 
+/// Mirrors Go's `closeWriteAndWait`: shuts the write side, then reads and discards
+/// what the client still sends for [`LINGER`], so it reads the answer before the
+/// close.
+pub(super) async fn close_write_and_wait<T>(io: &mut T)
+where
+    T: AsyncRead + AsyncWrite + Unpin,
+{
+    // Errors here only mean the client is gone already.
+    let _ = io.shutdown().await;
+    let mut sink = [0u8; 4096];
+    let _ = tokio::time::timeout(LINGER, async {
+        while let Ok(1..) = io.read(&mut sink).await {}
+    })
+    .await;
+}
+
 /// A whole HTTP/1.1 answer carrying `error`'s `Status`, closing the connection.
-fn status_answer(error: &ApiError) -> Bytes {
+pub(super) fn status_answer(error: &ApiError) -> Bytes {
     let code = StatusCode::from_u16(error.code()).unwrap_or(StatusCode::BAD_REQUEST);
     let body = encode_status(&error.status);
     let mut answer = format!(
@@ -493,6 +505,7 @@ mod tests {
             server,
             router,
             LIMITS,
+            None,
             CancellationToken::new(),
             None,
         ));

@@ -5,18 +5,28 @@
 //!   and `Status` answers for requests rejected before routing, over raw TCP;
 //! - [`server_kube_client`]: kube-client and kube-runtime's watcher, unchanged;
 //! - [`server_kubectl`]: the real kubectl;
+//! - [`server_tls`]: HTTPS with a `--secure`-style certificate: kube-client and
+//!   kubectl through the written kubeconfig, plain HTTP on the TLS port, and the
+//!   read header timeout on a TLS handshake that never starts;
 //! - [`server_informer`]: stage 4's shared informer against the server, through
 //!   relists;
 //! - [`server_informer_watch_reset`]: the informer through a proxy that resets its
 //!   watch connection: it re-watches from its last version, without a list;
+//! - [`compaction`]: `--etcd-compaction-interval`: the server's compactor, and the
+//!   410 of an etcd watch from before the compacted revision;
 //! - [`end_to_end_example`]: the README's main job, as a test;
+//! - [`fault_convergence`]: the informer through a compaction, cut and frozen
+//!   connections (a real 410) and a server restart, under 1,200 seeded random
+//!   writes, on the embedded store and real etcd: its cache equals the server's;
 //! - [`resource_version_limits`]: resource versions at the integer limits
 //!   (504, 400, open watches) with and without the watch cache, and
 //!   `timeoutSeconds=0`;
 //! - [`validation`]: object metadata validation, answered 422 `Invalid` as
 //!   kube-apiserver answers it, on create, update and patch.
 
+mod compaction;
 mod end_to_end_example;
+mod fault_convergence;
 mod resource_version_limits;
 mod server_connections;
 mod server_http;
@@ -24,4 +34,5 @@ mod server_informer;
 mod server_informer_watch_reset;
 mod server_kube_client;
 mod server_kubectl;
+mod server_tls;
 mod validation;

@@ -22,7 +22,7 @@ const WAIT: Duration = Duration::from_secs(60);
 
 /// kubectl on PATH or at /usr/bin/kubectl, or `None` after saying why the test is
 /// skipped (a failure with `CI=true`).
-fn kubectl_or_skip(test: &str) -> Option<PathBuf> {
+pub(super) fn kubectl_or_skip(test: &str) -> Option<PathBuf> {
     let candidates = std::env::var_os("PATH")
         .map(|paths| {
             std::env::split_paths(&paths)

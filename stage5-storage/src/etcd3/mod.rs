@@ -4,16 +4,22 @@
 //!   and paging, guaranteed update by compare-and-swap, delete with preconditions;
 //! - [`watcher`] (`watcher.go`): the watchChan of source document 001, which turns
 //!   an etcd watch into Kubernetes watch events;
-//! - [`event`] (`event.go`): an etcd event reduced to what the watchChan needs.
+//! - [`event`] (`event.go`): an etcd event reduced to what the watchChan needs;
+//! - [`compact`] (`compact.go`): the compactor, which compacts the store every
+//!   interval to the revision seen one interval earlier.
 //!
 //! Objects are stored as JSON without `metadata.resourceVersion`; reading one sets
 //! its resourceVersion to the key's mod revision (apiserver's `APIObjectVersioner`).
 
+pub mod compact;
 pub mod event;
 mod store;
 pub mod watcher;
 
-pub use store::{Etcd3Store, decode_continue, encode_continue};
+pub use compact::{Compactor, DEFAULT_COMPACTION_INTERVAL};
+pub use store::{
+    DEFAULT_RANGE_PAGE_SIZE, Etcd3Store, decode_continue, encode_continue,
+};
 pub use watcher::{WatchChan, WatchChanOptions};
 
 use bytes::Bytes;

@@ -29,6 +29,16 @@ const MAX_UPDATE_ATTEMPTS: usize = 64;
 /// out most of a page and the store fetches more.
 const MAX_LIST_LIMIT: i64 = 10_000;
 
+/// The most keys one etcd range read of a list asks for, so that no answer can
+/// outgrow the client's receive limit: one stored value is at most etcd's
+/// `--max-request-bytes` (1.5 MiB, `DefaultMaxRequestBytes`) plus gRPC framing
+/// (etcd allows 512 KiB, `grpcOverheadBytes`), and 1,000 × 2 MiB stays below
+/// clientv3's `MaxCallRecvMsgSize` (`math.MaxInt32`). Upstream's `GetList` reads
+/// `limit` keys at once (all of them without a limit) and relies on that receive
+/// limit alone; here a list of any size is read in ranges of at most this many keys,
+/// all at the first range's revision.
+pub const DEFAULT_RANGE_PAGE_SIZE: i64 = 1_000;
+
 // ANCHOR: etcd3_store
 /// Mirrors `etcd3.store`: the objects of one resource type, JSON under
 /// `/registry/<resource>/<namespace>/<name>`, with etcd's mod revision as
@@ -38,6 +48,8 @@ pub struct Etcd3Store {
     kv: Arc<dyn Kv>,
     info: ResourceInfo,
     progress: Arc<ProgressRegistry>,
+    /// The most keys one range read of a list asks etcd for.
+    range_page_size: i64,
 }
 // ANCHOR_END: etcd3_store
 
@@ -74,7 +86,16 @@ impl Etcd3Store {
             kv,
             info,
             progress: Arc::new(ProgressRegistry::default()),
+            range_page_size: DEFAULT_RANGE_PAGE_SIZE,
         }
+    }
+
+    /// The same store, reading lists from etcd in ranges of at most `keys` keys
+    /// (default [`DEFAULT_RANGE_PAGE_SIZE`]; at least 1).
+    #[must_use]
+    pub fn with_range_page_size(mut self, keys: i64) -> Self {
+        self.range_page_size = keys.max(1);
+        self
     }
 
     /// The backend.
@@ -238,12 +259,23 @@ impl Etcd3Store {
     /// also the newest), `Exact` (or a legacy version with a limit) reads at that
     /// revision, and any other version must not be newer than etcd (else 504).
     /// Pages follow `limit`: a selector that filters out much of a page makes the
-    /// store fetch twice as many keys, up to 10,000. The continue token starts
+    /// store fetch twice as many keys, up to 10,000. Each range read asks for at
+    /// most [`with_range_page_size`](Self::with_range_page_size) keys (1,000), so a
+    /// page, or a list without a limit, of any size is read in several ranges at
+    /// one revision and no etcd answer outgrows the client's receive limit. The
+    /// continue token starts
     /// just after the last key read and pins every page to the first page's
     /// revision (a negative revision continues at the newest). A compacted
     /// revision is 410; a compacted continue token is 410 with a token that goes
     /// on, inconsistently, at the newest revision. [`KeyScope::Object`] reads one
     /// key.
+    ///
+    /// ## Recovery
+    ///
+    /// A list's later ranges read at its first range's revision; should etcd compact
+    /// that revision meanwhile (kube-apiserver compacts what is 5 minutes old),
+    /// the list fails with 410 Expired, as a paged list does, and the client lists
+    /// again.
     // ANCHOR: get_list_options
     pub async fn list_objects_in(
         &self,
@@ -307,6 +339,8 @@ impl Etcd3Store {
         let mut last_key: Option<Bytes> = None;
         let mut has_more;
         let mut last_count;
+        // How many keys of the last range read were looked at.
+        let mut last_read;
         let mut fetch = if paging { limit } else { 0 };
         loop {
             let mut request = if recursive {
@@ -316,7 +350,9 @@ impl Etcd3Store {
                 RangeRequest::key(key_prefix.clone())
             };
             request.revision = with_rev;
-            request.limit = fetch;
+            if recursive {
+                request.limit = range_limit(fetch, self.range_page_size);
+            }
             let response =
                 self.kv.range(request).await.map_err(|err| match err {
                     KvError::Compacted { .. } => match &continue_key {
@@ -353,23 +389,28 @@ impl Etcd3Store {
             // ANCHOR_END: get_list_range
             // ANCHOR: get_list_page
             // Take keys until the page is full, filtering as we go.
+            last_read = 0;
             for kv in &response.kvs {
                 if paging && items.len() as i64 >= limit {
                     has_more = true;
                     break;
                 }
+                last_read += 1;
                 last_key = Some(kv.key.clone());
                 let obj = decode(&kv.value, kv.mod_revision)?;
                 if predicate.is_everything() || predicate.matches(&self.info, &obj) {
                     items.push(Arc::new(obj));
                 }
             }
-            // Nothing more, or not paging, or a full page: done.
-            if !has_more || !paging || items.len() as i64 >= limit {
+            // Nothing more, or a full page: done. Without a limit, read on.
+            if !has_more || (paging && items.len() as i64 >= limit) {
                 break;
             }
-            // The selector dropped objects: fetch more at once next time.
-            fetch = (fetch * 2).min(MAX_LIST_LIMIT);
+            if paging {
+                // The selector dropped objects (or the range was capped): fetch
+                // more at once next time.
+                fetch = (fetch * 2).min(MAX_LIST_LIMIT);
+            }
             let Some(last) = &last_key else { break };
             start_key = after(last);
         }
@@ -380,10 +421,11 @@ impl Etcd3Store {
                     &next[key_prefix.len().min(next.len())..],
                 )
                 .into_owned();
-                // etcd's count covers the last range read; for a selector it
-                // would count objects the selector drops, so there is none.
+                // etcd's count covers the last range read, from its first key;
+                // for a selector it would count objects the selector drops, so
+                // there is none.
                 let remaining =
-                    predicate.is_everything().then_some(last_count - limit);
+                    predicate.is_everything().then_some(last_count - last_read);
                 (encode_continue(with_rev, &start), remaining)
             }
             _ => (String::new(), None),
@@ -640,6 +682,16 @@ fn validate_minimum_resource_version(
     Ok(())
 }
 
+/// How many keys the next range read of a list asks for: what the page still
+/// wants (`fetch`, 0 for "everything"), at most `page_size`.
+fn range_limit(fetch: i64, page_size: i64) -> i64 {
+    if fetch > 0 {
+        fetch.min(page_size)
+    } else {
+        page_size
+    }
+}
+
 /// The smallest key after `key`: `key` + NUL (where the next page starts).
 fn after(key: &[u8]) -> Bytes {
     let mut next = key.to_vec();
@@ -707,4 +759,197 @@ pub fn decode_continue(token: &str) -> Result<(i64, String), StorageError> {
         return Err(bad(&token.start));
     }
     Ok((token.rv, start.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use parking_lot::Mutex;
+
+    use super::*;
+    use crate::kv::{EmbeddedKv, KvWatch, RangeResponse, TxnResponse, WatchRequest};
+    use crate::{list_prefix, object_key};
+
+    /// An [`EmbeddedKv`] that records each range read's limit and revision, and
+    /// can write a key right after the first one.
+    #[derive(Default)]
+    struct RecordingKv {
+        inner: EmbeddedKv,
+        ranges: Mutex<Vec<(i64, i64)>>,
+        write_after_range: Mutex<Option<(Bytes, Bytes)>>,
+    }
+
+    impl Kv for RecordingKv {
+        fn range(
+            &self,
+            request: RangeRequest,
+        ) -> BoxFuture<'_, Result<RangeResponse, KvError>> {
+            Box::pin(async move {
+                self.ranges.lock().push((request.limit, request.revision));
+                let response = self.inner.range(request).await;
+                let write = self.write_after_range.lock().take();
+                if let Some((key, value)) = write {
+                    self.inner.put(key, value).await?;
+                }
+                response
+            })
+        }
+
+        fn put(
+            &self,
+            key: Bytes,
+            value: Bytes,
+        ) -> BoxFuture<'_, Result<(i64, Option<KeyValue>), KvError>> {
+            self.inner.put(key, value)
+        }
+
+        fn delete(
+            &self,
+            key: Bytes,
+        ) -> BoxFuture<'_, Result<(i64, Option<KeyValue>), KvError>> {
+            self.inner.delete(key)
+        }
+
+        fn txn(
+            &self,
+            key: Bytes,
+            compare: Compare,
+            op: TxnOp,
+        ) -> BoxFuture<'_, Result<TxnResponse, KvError>> {
+            self.inner.txn(key, compare, op)
+        }
+
+        fn compact(&self, revision: i64) -> BoxFuture<'_, Result<(), KvError>> {
+            self.inner.compact(revision)
+        }
+
+        fn watch(
+            &self,
+            request: WatchRequest,
+        ) -> BoxFuture<'_, Result<KvWatch, KvError>> {
+            self.inner.watch(request)
+        }
+    }
+
+    fn key(name: &str) -> String {
+        object_key(&ResourceInfo::PODS, Some("ns"), name)
+    }
+
+    /// A store over a [`RecordingKv`] holding pods `p00`, `p01`, … (every other
+    /// one labelled `app=web`), reading ranges of at most `page` keys.
+    async fn store_with(count: usize, page: i64) -> (Arc<RecordingKv>, Etcd3Store) {
+        let kv = Arc::new(RecordingKv::default());
+        let store =
+            Etcd3Store::new(Arc::clone(&kv) as Arc<dyn Kv>, ResourceInfo::PODS)
+                .with_range_page_size(page);
+        for n in 0..count {
+            let name = format!("p{n:02}");
+            let app = if n % 2 == 0 { "web" } else { "db" };
+            let pod = Object::new(&ResourceInfo::PODS, Some("ns"), &name)
+                .with_labels([("app", app)]);
+            store.create_object(key(&name), pod).await.expect("create");
+        }
+        kv.ranges.lock().clear();
+        (kv, store)
+    }
+
+    fn names(list: &ListResult) -> Vec<String> {
+        list.items.iter().map(|o| o.name().to_string()).collect()
+    }
+
+    #[tokio::test]
+    async fn a_list_without_a_limit_reads_ranges_of_a_page_at_one_revision() {
+        let (kv, store) = store_with(25, 10).await;
+        // A write lands between the first range and the next: the list must not
+        // see it.
+        *kv.write_after_range.lock() = Some((
+            key("p07a").into(),
+            serde_json::to_vec(&Object::new(
+                &ResourceInfo::PODS,
+                Some("ns"),
+                "p07a",
+            ))
+            .expect("encode")
+            .into(),
+        ));
+        let list = store
+            .list_objects(
+                list_prefix(&ResourceInfo::PODS, Some("ns")),
+                ListOptions::default(),
+                SelectionPredicate::default(),
+            )
+            .await
+            .expect("list");
+        let expected: Vec<String> = (0..25).map(|n| format!("p{n:02}")).collect();
+        assert_eq!(names(&list), expected);
+        assert_eq!(list.continue_token, "");
+        assert_eq!(list.remaining_item_count, None);
+        let ranges = kv.ranges.lock().clone();
+        let revision = i64::try_from(list.resource_version).expect("revision");
+        assert_eq!(ranges, [(10, 0), (10, revision), (10, revision)]);
+    }
+
+    #[tokio::test]
+    async fn a_page_larger_than_a_range_is_read_in_several_and_continues() {
+        let (kv, store) = store_with(30, 10).await;
+        let prefix = list_prefix(&ResourceInfo::PODS, Some("ns"));
+        let first = store
+            .list_objects(
+                prefix.clone(),
+                ListOptions {
+                    limit: 25,
+                    ..ListOptions::default()
+                },
+                SelectionPredicate::default(),
+            )
+            .await
+            .expect("first page");
+        assert_eq!(first.items.len(), 25);
+        assert_eq!(first.remaining_item_count, Some(5));
+        assert!(kv.ranges.lock().iter().all(|&(limit, _)| limit == 10));
+        let rest = store
+            .list_objects(
+                prefix,
+                ListOptions {
+                    limit: 25,
+                    continue_token: first.continue_token.clone(),
+                    ..ListOptions::default()
+                },
+                SelectionPredicate::default(),
+            )
+            .await
+            .expect("second page");
+        assert_eq!(names(&rest), ["p25", "p26", "p27", "p28", "p29"]);
+        assert_eq!(rest.continue_token, "");
+        assert_eq!(rest.resource_version, first.resource_version);
+    }
+
+    #[tokio::test]
+    async fn a_selector_fills_its_page_from_ranges_no_larger_than_a_page() {
+        let (kv, store) = store_with(30, 3).await;
+        let web = SelectionPredicate::parse(&ResourceInfo::PODS, "app=web", "")
+            .expect("selector");
+        let list = store
+            .list_objects(
+                list_prefix(&ResourceInfo::PODS, Some("ns")),
+                ListOptions {
+                    limit: 4,
+                    ..ListOptions::default()
+                },
+                web,
+            )
+            .await
+            .expect("list");
+        assert_eq!(names(&list), ["p00", "p02", "p04", "p06"]);
+        assert!(!list.continue_token.is_empty());
+        assert_eq!(list.remaining_item_count, None);
+        let limits: Vec<i64> = kv.ranges.lock().iter().map(|r| r.0).collect();
+        assert_eq!(limits, [3, 3, 3]);
+    }
+
+    #[test]
+    fn a_range_asks_for_what_the_page_wants_but_never_more_than_a_range_page() {
+        assert_eq!(range_limit(0, 1_000), 1_000);
+        assert_eq!(range_limit(500, 1_000), 500);
+        assert_eq!(range_limit(10_000, 1_000), 1_000);
+    }
 }

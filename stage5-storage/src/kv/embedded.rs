@@ -22,8 +22,14 @@
 //! ## Memory usage
 //!
 //! Like etcd, the store keeps every version until [`Kv::compact`]; the apiserver
-//! compacts every five minutes. Compaction drops old versions and the event history
-//! before the compacted revision.
+//! compacts every five minutes (`etcd3::compact`). Compaction drops old versions
+//! and the event history before the compacted revision, and gives the spare room
+//! back: the history's ring shrinks when it is at most a quarter full, and each
+//! key's version list when it is at most half full. A value's bytes are shared
+//! (reference counted) by its version and its events, so they are freed when the
+//! last of those goes. Whether the process's RSS falls then is the allocator's
+//! choice: glibc's malloc keeps freed small blocks for reuse (a later burst reuses
+//! them) unless they form whole free pages at the top of a heap.
 //!
 //! ## Locking
 //!
@@ -256,6 +262,15 @@ impl MvccState {
             .map_or(0, |kv| kv.mod_revision)
     }
 
+    /// The key's `version`, 0 when it does not exist (what etcd compares for a
+    /// missing key).
+    fn version_of(&self, key: &[u8]) -> i64 {
+        self.keys
+            .get(key)
+            .and_then(KeyHistory::latest)
+            .map_or(0, |kv| kv.version)
+    }
+
     /// Mirrors etcd's `storeTxnWrite.put`: a new revision, the key's next version.
     fn put(&mut self, key: Bytes, value: Bytes) -> (i64, Option<KeyValue>) {
         let revision = self.current_revision + 1;
@@ -327,12 +342,28 @@ impl MvccState {
             });
         }
         self.compacted_revision = revision;
-        self.keys.retain(|_, history| !history.compact(revision));
-        while self.history_start() < revision && self.history.pop_front().is_some() {
+        self.keys.retain(|_, history| {
+            let forget = history.compact(revision);
+            shrink_if_sparse(&mut history.versions);
+            !forget
+        });
+        let stale = usize::try_from(revision - self.history_start()).unwrap_or(0);
+        self.history.drain(..stale.min(self.history.len()));
+        if self.history.len() <= self.history.capacity() / 4 {
+            self.history.shrink_to_fit();
         }
         Ok(())
     }
     // ANCHOR_END: compaction
+}
+
+/// Gives a key's spare version slots back after compaction: a key written twice
+/// keeps one version but had room for four (`Vec`'s smallest growth). Only when at
+/// most half is used, so a busy key does not shrink and regrow each compaction.
+fn shrink_if_sparse(versions: &mut Vec<Version>) {
+    if versions.len() <= versions.capacity() / 2 {
+        versions.shrink_to_fit();
+    }
 }
 
 /// Whether a range's end bound lies after its start (an empty or inverted range
@@ -468,8 +499,13 @@ impl EmbeddedKv {
 
     fn txn_now(&self, key: Bytes, compare: Compare, op: TxnOp) -> TxnResponse {
         let mut state = self.inner.state.write();
-        let Compare::ModRevision(expected) = compare;
-        if state.mod_revision_of(&key) != expected {
+        let holds = match compare {
+            Compare::ModRevision(expected) => {
+                state.mod_revision_of(&key) == expected
+            }
+            Compare::Version(expected) => state.version_of(&key) == expected,
+        };
+        if !holds {
             return TxnResponse {
                 succeeded: false,
                 header_revision: state.current_revision,
@@ -1016,6 +1052,35 @@ mod tests {
             Some(Err(KvError::Unavailable(_)))
         ));
         assert!(next(&mut watch).await.is_none());
+    }
+
+    #[test]
+    fn compaction_gives_the_spare_room_of_the_history_and_the_keys_back() {
+        let mut state = MvccState::new();
+        for i in 0..10_000 {
+            let key = b(&format!("/k{i}"));
+            state.put(key.clone(), b("created"));
+            state.put(key, b("updated"));
+        }
+        let before = state.history.capacity();
+        assert!(before >= 20_000);
+        let newest = state.current_revision;
+        state.compact(newest).expect("compact");
+        assert_eq!(state.history.len(), 1, "only the newest event stays");
+        assert!(state.history.capacity() < before / 100, "the ring shrank");
+        assert!(
+            state
+                .keys
+                .values()
+                .all(|history| history.versions.capacity() == 1),
+            "each key keeps room for its one version"
+        );
+        // Every old value is unreferenced: the newest version holds the only copy.
+        let kept = state
+            .keys
+            .get(b"/k0".as_slice())
+            .and_then(KeyHistory::latest);
+        assert_eq!(kept.map(|kv| kv.value.clone()), Some(b("updated")));
     }
 
     #[tokio::test]

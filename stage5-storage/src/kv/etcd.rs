@@ -7,10 +7,21 @@
 //!
 //! ## Recovery
 //!
-//! Nothing is retried here; the storage layer above decides. Connection failures
-//! become [`KvError::Unavailable`]. When the connection dies under an open watch,
-//! the watch stream ends with one `Unavailable` item (it never hangs: HTTP/2
-//! keep-alive detects a silent peer).
+//! The client balances over every endpoint it is given (one tonic channel per
+//! member, etcd-client's `balance_channel`); a dead member stays in the balance
+//! and fails each call sent its way at connect time. Mirroring clientv3's retry
+//! interceptor (`client/v3/retry_interceptor.go`, `retry.go`), a call that failed
+//! with gRPC `Unavailable` is tried again, on whichever member the balancer picks,
+//! up to [`UNARY_MAX_RETRIES`] times with [`BACKOFF_WAIT_BETWEEN`] after each round
+//! over a quorum: reads (`Range`, `Compact`, opening a watch) on any
+//! `Unavailable`, writes (`Put`, `DeleteRange`, `Txn`) only when the request never
+//! left the client (no connection to that member), so a write is applied at most
+//! once. A write that etcd refused for want of a leader (`etcdserver: no leader`),
+//! or whose connection broke in flight, fails with [`KvError::Unavailable`]; the
+//! caller decides, as kube-apiserver leaves it to its client. When the connection
+//! dies under an open watch, the watch stream ends with one `Unavailable` item (it
+//! never hangs: HTTP/2 keep-alive detects a silent peer), and the caller opens a
+//! new one, which reaches a live member.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -30,12 +41,34 @@ const KEEP_ALIVE: (Duration, Duration) =
     (Duration::from_secs(2), Duration::from_secs(3));
 /// How long the probe that finds the compacted revision may take.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(2);
+/// Mirrors clientv3's `defaultUnaryMaxRetries` (100): how often one call is tried
+/// again after a retryable failure.
+const UNARY_MAX_RETRIES: u32 = 100;
+/// Mirrors clientv3's `defaultBackoffWaitBetween` (25 ms): the wait after each round
+/// of retries over a quorum of the endpoints (`roundRobinQuorumBackoff`; clientv3
+/// adds 10 % jitter, left out here).
+const BACKOFF_WAIT_BETWEEN: Duration = Duration::from_millis(25);
+/// Mirrors clientv3's `defaultMaxCallSendMsgSize` (2 MiB, `client/v3/options.go`),
+/// which kube-apiserver keeps (its `newETCD3Client` sets no `MaxCallSendMsgSize`):
+/// the largest request the client sends. etcd refuses more than its
+/// `--max-request-bytes` (1.5 MiB) anyway.
+pub const DEFAULT_MAX_CALL_SEND_MSG_SIZE: usize = 2 * 1024 * 1024;
+/// Mirrors clientv3's `defaultMaxCallRecvMsgSize` (`math.MaxInt32`,
+/// `client/v3/options.go`), which kube-apiserver keeps: the largest response the
+/// client accepts, on ranges and on watch streams. tonic's own default is 4 MiB
+/// ("decoded message length too large"), less than one list of 3,000 pods; etcd
+/// sends up to `math.MaxInt32` (`maxSendBytes`, `server/etcdserver/api/v3rpc/grpc.go`).
+pub const DEFAULT_MAX_CALL_RECV_MSG_SIZE: usize = i32::MAX as usize;
 
 /// Mirrors the apiserver's `clientv3.Client` (KV and Watcher) as a [`Kv`] over real
 /// etcd.
 #[derive(Clone)]
 pub struct EtcdKv {
     client: Client,
+    /// How many endpoints the client balances over (for the retry backoff).
+    endpoints: usize,
+    /// The gRPC message limits every call runs with.
+    call_limits: CallLimits,
     /// Whether this etcd's progress notifications can be trusted, asked once.
     request_watch_progress: Arc<tokio::sync::OnceCell<bool>>,
 }
@@ -47,9 +80,11 @@ impl fmt::Debug for EtcdKv {
 }
 
 impl EtcdKv {
-    /// Mirrors `clientv3.New`: a client for these endpoints (`http://127.0.0.1:2379`). The
-    /// connection is made lazily; an unreachable etcd shows up as
-    /// [`KvError::Unavailable`] on the first request.
+    /// Mirrors `clientv3.New`: a client for these endpoints (`http://127.0.0.1:2379`,
+    /// or every member of a cluster, as kube-apiserver's `--etcd-servers`), balanced
+    /// over all of them. The connection is made lazily; an unreachable etcd shows up
+    /// as [`KvError::Unavailable`] on the first request. No endpoint is a
+    /// [`KvError::Request`].
     pub async fn connect<E: AsRef<str>, S: AsRef<[E]>>(
         endpoints: S,
     ) -> Result<EtcdKv, KvError> {
@@ -57,13 +92,83 @@ impl EtcdKv {
             .with_connect_timeout(CONNECT_TIMEOUT)
             .with_keep_alive(KEEP_ALIVE.0, KEEP_ALIVE.1)
             .with_keep_alive_while_idle(true);
+        let count = endpoints.as_ref().len();
+        if count == 0 {
+            return Err(KvError::Request("no etcd endpoint given".into()));
+        }
         let client = Client::connect(endpoints, Some(options))
             .await
             .map_err(map_error)?;
         Ok(EtcdKv {
             client,
+            endpoints: count,
+            call_limits: CallLimits::default(),
             request_watch_progress: Arc::default(),
         })
+    }
+
+    /// Mirrors `clientv3.Config.MaxCallSendMsgSize`: the largest request this client
+    /// sends (default [`DEFAULT_MAX_CALL_SEND_MSG_SIZE`]).
+    #[must_use]
+    pub fn with_max_call_send_msg_size(mut self, bytes: usize) -> Self {
+        self.call_limits.send = bytes;
+        self
+    }
+
+    /// Mirrors `clientv3.Config.MaxCallRecvMsgSize`: the largest response this client
+    /// accepts (default [`DEFAULT_MAX_CALL_RECV_MSG_SIZE`]). A larger answer fails
+    /// the range, or ends the watch, with tonic's "decoded message length too
+    /// large" as a [`KvError::Request`].
+    #[must_use]
+    pub fn with_max_call_recv_msg_size(mut self, bytes: usize) -> Self {
+        self.call_limits.recv = bytes;
+        self
+    }
+
+    /// A KV client with this client's message limits (clientv3's `callOpts`).
+    fn kv_client(&self) -> etcd_client::KvClient {
+        self.client
+            .kv_client()
+            .max_encoding_message_size(self.call_limits.send)
+            .max_decoding_message_size(self.call_limits.recv)
+    }
+
+    /// A watch client with this client's receive limit (clientv3's `callOpts`).
+    fn watch_client(&self) -> etcd_client::WatchClient {
+        self.client
+            .watch_client()
+            .max_decoding_message_size(self.call_limits.recv)
+    }
+
+    /// Mirrors clientv3's `retryUnaryInvoker`: runs `call` until it succeeds, fails
+    /// in a way `policy` does not retry, or has been retried [`UNARY_MAX_RETRIES`]
+    /// times; after each round over a quorum of the endpoints it waits
+    /// [`BACKOFF_WAIT_BETWEEN`] (`roundRobinQuorumBackoff`).
+    async fn with_retry<T, F, Fut>(
+        &self,
+        policy: RetryPolicy,
+        mut call: F,
+    ) -> Result<T, etcd_client::Error>
+    where
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<T, etcd_client::Error>>,
+    {
+        let quorum = u32::try_from(self.endpoints / 2 + 1).unwrap_or(u32::MAX);
+        let mut attempt = 0;
+        loop {
+            match call().await {
+                Err(error)
+                    if attempt < UNARY_MAX_RETRIES && policy.retries(&error) =>
+                {
+                    attempt += 1;
+                    tracing::debug!(%error, attempt, "retrying etcd call");
+                    if attempt % quorum == 0 {
+                        tokio::time::sleep(BACKOFF_WAIT_BETWEEN).await;
+                    }
+                }
+                result => return result,
+            }
+        }
     }
 
     /// Turns an etcd-client error into a [`KvError`], asking etcd for the revisions
@@ -82,7 +187,7 @@ impl EtcdKv {
 
     /// The store's current revision (0 if etcd does not answer).
     async fn probe_current_revision(&self) -> i64 {
-        let mut kv = self.client.kv_client();
+        let mut kv = self.kv_client();
         let request = kv.get(
             b"\0".to_vec(),
             Some(GetOptions::new().with_count_only().with_keys_only()),
@@ -97,7 +202,7 @@ impl EtcdKv {
     /// revision 1 is cancelled with `compact_revision` (0 if that does not
     /// happen in time).
     async fn probe_compacted_revision(&self) -> i64 {
-        let mut watch_client = self.client.watch_client();
+        let mut watch_client = self.watch_client();
         let probe = async move {
             let options = WatchOptions::new().with_start_revision(1);
             let (_watcher, mut stream) = watch_client
@@ -137,8 +242,13 @@ impl EtcdKv {
         if request.count_only {
             options = options.with_count_only();
         }
-        let mut kv = self.client.kv_client();
-        let mut response = match kv.get(key, Some(options)).await {
+        let get = || {
+            let (mut kv, key, options) =
+                (self.kv_client(), key.clone(), options.clone());
+            async move { kv.get(key, Some(options)).await }
+        };
+        let mut response = match self.with_retry(RetryPolicy::Repeatable, get).await
+        {
             Ok(response) => response,
             Err(error) => return Err(self.error(error).await),
         };
@@ -155,16 +265,19 @@ impl EtcdKv {
         key: Bytes,
         value: Bytes,
     ) -> Result<(i64, Option<KeyValue>), KvError> {
-        let mut kv = self.client.kv_client();
-        let request = kv.put(
-            key.to_vec(),
-            value.to_vec(),
-            Some(PutOptions::new().with_prev_key()),
-        );
-        let mut response = match request.await {
-            Ok(response) => response,
-            Err(error) => return Err(self.error(error).await),
+        let put = || {
+            let mut kv = self.kv_client();
+            let (key, value) = (key.to_vec(), value.to_vec());
+            async move {
+                kv.put(key, value, Some(PutOptions::new().with_prev_key()))
+                    .await
+            }
         };
+        let mut response =
+            match self.with_retry(RetryPolicy::NonRepeatable, put).await {
+                Ok(response) => response,
+                Err(error) => return Err(self.error(error).await),
+            };
         Ok((
             response.header().map_or(0, |h| h.revision()),
             response.take_prev_key().map(convert_kv),
@@ -175,13 +288,18 @@ impl EtcdKv {
         &self,
         key: Bytes,
     ) -> Result<(i64, Option<KeyValue>), KvError> {
-        let mut kv = self.client.kv_client();
-        let request =
-            kv.delete(key.to_vec(), Some(DeleteOptions::new().with_prev_key()));
-        let mut response = match request.await {
-            Ok(response) => response,
-            Err(error) => return Err(self.error(error).await),
+        let delete = || {
+            let (mut kv, key) = (self.kv_client(), key.to_vec());
+            async move {
+                kv.delete(key, Some(DeleteOptions::new().with_prev_key()))
+                    .await
+            }
         };
+        let mut response =
+            match self.with_retry(RetryPolicy::NonRepeatable, delete).await {
+                Ok(response) => response,
+                Err(error) => return Err(self.error(error).await),
+            };
         Ok((
             response.header().map_or(0, |h| h.revision()),
             response.take_prev_kvs().into_iter().next().map(convert_kv),
@@ -194,8 +312,19 @@ impl EtcdKv {
         compare: Compare,
         op: TxnOp,
     ) -> Result<TxnResponse, KvError> {
-        let Compare::ModRevision(expected) = compare;
         let key = key.to_vec();
+        let condition = match compare {
+            Compare::ModRevision(expected) => etcd_client::Compare::mod_revision(
+                key.clone(),
+                CompareOp::Equal,
+                expected,
+            ),
+            Compare::Version(expected) => etcd_client::Compare::version(
+                key.clone(),
+                CompareOp::Equal,
+                expected,
+            ),
+        };
         let then = match op {
             TxnOp::Put(value) => {
                 etcd_client::TxnOp::put(key.clone(), value.to_vec(), None)
@@ -206,15 +335,15 @@ impl EtcdKv {
             ),
         };
         let txn = Txn::new()
-            .when([etcd_client::Compare::mod_revision(
-                key.clone(),
-                CompareOp::Equal,
-                expected,
-            )])
+            .when([condition])
             .and_then([then])
             .or_else([etcd_client::TxnOp::get(key, None)]);
-        let mut kv = self.client.kv_client();
-        let response = match kv.txn(txn).await {
+        let call = || {
+            let (mut kv, txn) = (self.kv_client(), txn.clone());
+            async move { kv.txn(txn).await }
+        };
+        let response = match self.with_retry(RetryPolicy::NonRepeatable, call).await
+        {
             Ok(response) => response,
             Err(error) => return Err(self.error(error).await),
         };
@@ -237,10 +366,14 @@ impl EtcdKv {
     }
 
     async fn compact_inner(&self, revision: i64) -> Result<(), KvError> {
-        let mut kv = self.client.kv_client();
-        let request =
-            kv.compact(revision, Some(CompactionOptions::new().with_physical()));
-        match request.await {
+        let compact = || {
+            let mut kv = self.kv_client();
+            async move {
+                kv.compact(revision, Some(CompactionOptions::new().with_physical()))
+                    .await
+            }
+        };
+        match self.with_retry(RetryPolicy::Repeatable, compact).await {
             Ok(_) => Ok(()),
             Err(error) => Err(self.error(error).await),
         }
@@ -263,9 +396,13 @@ impl EtcdKv {
         if request.progress_notify {
             options = options.with_progress_notify();
         }
-        let mut watch_client = self.client.watch_client();
-        let (watcher, stream) = watch_client
-            .watch(request.key.to_vec(), Some(options))
+        let open = || {
+            let mut watch_client = self.watch_client();
+            let (key, options) = (request.key.to_vec(), options.clone());
+            async move { watch_client.watch(key, Some(options)).await }
+        };
+        let (watcher, stream) = self
+            .with_retry(RetryPolicy::Repeatable, open)
             .await
             .map_err(map_error)?;
         // The stream keeps the watcher (the request half of the gRPC stream) alive:
@@ -286,6 +423,64 @@ impl EtcdKv {
             responses,
             progress: Arc::new(EtcdProgress { watcher }),
         })
+    }
+}
+
+/// Mirrors clientv3's `retryPolicy`: which failures of a call may be retried.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum RetryPolicy {
+    /// `repeatable` (`Range`, `Compact`, a watch's opening): any `Unavailable`
+    /// (`isSafeRetryImmutableRPC`).
+    Repeatable,
+    /// `nonRepeatable` (`Put`, `DeleteRange`, `Txn`): `Unavailable` only when no
+    /// connection carried the request (`isSafeRetryMutableRPC`: "there is no
+    /// connection available"), so a write is never applied twice.
+    NonRepeatable,
+}
+
+impl RetryPolicy {
+    /// Mirrors clientv3's `Client.shouldRetry` for this policy.
+    fn retries(self, error: &etcd_client::Error) -> bool {
+        let etcd_client::Error::GRpcStatus(status) = error else {
+            return false;
+        };
+        if status.code() != tonic::Code::Unavailable {
+            return false;
+        }
+        match self {
+            RetryPolicy::Repeatable => true,
+            RetryPolicy::NonRepeatable => never_sent(status),
+        }
+    }
+}
+
+/// Whether the call failed while connecting to its member (tonic's
+/// `ConnectError` in the error's source chain): the request never left.
+fn never_sent(status: &tonic::Status) -> bool {
+    let mut source = std::error::Error::source(status);
+    while let Some(error) = source {
+        if error.is::<tonic::ConnectError>() {
+            return true;
+        }
+        source = error.source();
+    }
+    false
+}
+
+/// The gRPC message limits of clientv3's `Config` (`MaxCallSendMsgSize`,
+/// `MaxCallRecvMsgSize`), with clientv3's defaults.
+#[derive(Clone, Copy, Debug)]
+struct CallLimits {
+    send: usize,
+    recv: usize,
+}
+
+impl Default for CallLimits {
+    fn default() -> Self {
+        CallLimits {
+            send: DEFAULT_MAX_CALL_SEND_MSG_SIZE,
+            recv: DEFAULT_MAX_CALL_RECV_MSG_SIZE,
+        }
     }
 }
 

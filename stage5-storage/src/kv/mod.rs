@@ -20,7 +20,9 @@ mod etcd;
 
 pub use embedded::{EmbeddedKv, EmbeddedKvOptions};
 #[cfg(feature = "etcd")]
-pub use etcd::EtcdKv;
+pub use etcd::{
+    DEFAULT_MAX_CALL_RECV_MSG_SIZE, DEFAULT_MAX_CALL_SEND_MSG_SIZE, EtcdKv,
+};
 
 use std::fmt;
 use std::sync::Arc;
@@ -162,11 +164,14 @@ pub struct RangeResponse {
     pub count: i64,
 }
 
-/// The condition of a [`Kv::txn`]: compare the key's `mod_revision`.
+/// The condition of a [`Kv::txn`]: compare the key's `mod_revision` or `version`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Compare {
     /// The key's `mod_revision` equals this (0: the key does not exist).
     ModRevision(i64),
+    /// The key's `version` equals this (0: the key does not exist):
+    /// `clientv3.Compare(clientv3.Version(key), "=", v)`, the compactor's CAS.
+    Version(i64),
 }
 
 /// What a [`Kv::txn`] does when its comparison holds.

@@ -88,6 +88,10 @@ pub struct FanoutConfig {
     pub token: Option<String>,
     /// Accept any TLS certificate (kube's rustls `accept_invalid_certs`).
     pub insecure: bool,
+    /// Trust the CA certificates in this PEM file for an `https` server (kubectl's
+    /// `--certificate-authority`; `mini-apiserver --secure` writes one as
+    /// `ca.crt`). Without it, the system's roots.
+    pub certificate_authority: Option<std::path::PathBuf>,
     /// Allow a server that is not on loopback.
     pub allow_remote: bool,
     /// The namespace the pods go in.
@@ -122,6 +126,7 @@ impl Default for FanoutConfig {
             server: "http://127.0.0.1:8080".into(),
             token: None,
             insecure: false,
+            certificate_authority: None,
             allow_remote: false,
             namespace: "default".into(),
             watchers: 100,
@@ -692,6 +697,15 @@ fn build_client(config: &FanoutConfig) -> Result<kube::Client, FanoutError> {
     kube_config.default_retry = false;
     kube_config.read_timeout = None;
     kube_config.accept_invalid_certs = config.insecure;
+    if let Some(path) = &config.certificate_authority {
+        kube_config.root_cert =
+            Some(read_certificate_authority(path).map_err(|error| {
+                client_error(format!(
+                    "--certificate-authority {}: {error}",
+                    path.display()
+                ))
+            })?);
+    }
     kube_config.disable_compression = true;
     if let Some(token) = &config.token {
         let value = hyper::header::HeaderValue::from_str(&format!("Bearer {token}"))
@@ -702,6 +716,23 @@ fn build_client(config: &FanoutConfig) -> Result<kube::Client, FanoutError> {
     }
     kube::Client::try_from(kube_config)
         .map_err(|error| client_error(error.to_string()))
+}
+
+/// The DER certificates of a PEM CA file (kube's `root_cert`).
+fn read_certificate_authority(
+    path: &std::path::Path,
+) -> Result<Vec<Vec<u8>>, String> {
+    use rustls::pki_types::CertificateDer;
+    use rustls::pki_types::pem::PemObject as _;
+    let pem = std::fs::read(path).map_err(|error| error.to_string())?;
+    let certs = CertificateDer::pem_slice_iter(&pem)
+        .map(|cert| cert.map(|der| der.to_vec()))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|error| error.to_string())?;
+    if certs.is_empty() {
+        return Err("no CERTIFICATE in the file".into());
+    }
+    Ok(certs)
 }
 
 fn build_request(

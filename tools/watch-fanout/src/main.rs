@@ -16,6 +16,9 @@
 //! Against a real cluster (self-signed certificate, a token, not on loopback):
 //!
 //! ```text
+//! mini-apiserver --secure &     # prints the CA file it wrote
+//! watch-fanout --server https://127.0.0.1:6443 \
+//!     --certificate-authority /tmp/mini-apiserver/ca.crt --watchers 100
 //! watch-fanout --server https://10.0.0.1:6443 --allow-remote --insecure --token "$TOKEN" \
 //!     --namespace fanout --watchers 100
 //! ```
@@ -43,8 +46,12 @@ struct Args {
     #[arg(long)]
     token: Option<String>,
     /// Accept a self-signed (or any) TLS certificate.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "certificate_authority")]
     insecure: bool,
+    /// Trust this PEM CA file for an https server (kubectl's
+    /// `--certificate-authority`; `mini-apiserver --secure` prints one).
+    #[arg(long, value_name = "FILE")]
+    certificate_authority: Option<std::path::PathBuf>,
     /// Allow a server that is not on loopback.
     #[arg(long)]
     allow_remote: bool,
@@ -115,6 +122,7 @@ async fn main() -> ExitCode {
         server: args.server,
         token: args.token,
         insecure: args.insecure,
+        certificate_authority: args.certificate_authority,
         allow_remote: args.allow_remote,
         namespace: args.namespace,
         watchers: args.watchers,
