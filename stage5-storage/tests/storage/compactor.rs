@@ -9,9 +9,8 @@ use std::time::Duration;
 use futures::StreamExt;
 use serde_json::json;
 use stage3_reflector::{Watch, WatchEvent, WatchOptions};
-use stage5_storage::etcd3::compact::COMPACT_REV_KEY;
 use stage5_storage::etcd3::{Compactor, Etcd3Store};
-use stage5_storage::kv::{EmbeddedKv, Kv, KvError, RangeRequest};
+use stage5_storage::kv::{EmbeddedKv, Kv};
 use stage5_storage::{Object, Preconditions, ResourceInfo, SelectionPredicate};
 use stage5_storage::{list_prefix, object_key};
 use tokio_util::sync::CancellationToken;
@@ -122,7 +121,8 @@ async fn compaction_by_the_compactor_ends_a_watch_from_before_it_with_410() {
 #[cfg(feature = "etcd")]
 #[tokio::test]
 async fn compaction_through_the_compactor_on_real_etcd() {
-    use stage5_storage::kv::EtcdKv;
+    use stage5_storage::etcd3::compact::COMPACT_REV_KEY;
+    use stage5_storage::kv::{EtcdKv, KvError, RangeRequest};
     use stage5_storage::testing::EtcdServer;
 
     let Some(server) = EtcdServer::start_or_skip(
