@@ -60,6 +60,24 @@ fn pod(i: usize) -> Object {
         }))
 }
 
+/// The key of the `i`th pod.
+fn pod_key(i: usize) -> String {
+    object_key(&ResourceInfo::PODS, Some("default"), &format!("pod-{i:06}"))
+}
+
+/// Updates the `i`th pod's `status.phase`: one more version of it.
+async fn set_phase(storage: &dyn Storage, i: usize, phase: &'static str) {
+    let update: stage5_storage::UpdateFn = Box::new(move |current: &Object| {
+        let mut updated = current.clone();
+        updated.data["status"] = json!({ "phase": phase });
+        Ok(updated)
+    });
+    storage
+        .guaranteed_update(pod_key(i), Preconditions::default(), update)
+        .await
+        .expect("update");
+}
+
 #[cfg(target_env = "gnu")]
 fn malloc_trim() -> bool {
     unsafe extern "C" {
@@ -99,22 +117,8 @@ async fn main() {
         .map(|i| {
             let storage = Arc::clone(&storage);
             async move {
-                let key = object_key(
-                    &ResourceInfo::PODS,
-                    Some("default"),
-                    &format!("pod-{i:06}"),
-                );
-                storage.create(key.clone(), pod(i)).await.expect("create");
-                let update: stage5_storage::UpdateFn =
-                    Box::new(|current: &Object| {
-                        let mut updated = current.clone();
-                        updated.data["status"] = json!({"phase": "Running"});
-                        Ok(updated)
-                    });
-                storage
-                    .guaranteed_update(key, Preconditions::default(), update)
-                    .await
-                    .expect("update");
+                storage.create(pod_key(i), pod(i)).await.expect("create");
+                set_phase(storage.as_ref(), i, "Running").await;
             }
         })
         .buffer_unordered(64)
@@ -163,21 +167,7 @@ async fn main() {
         .map(|i| {
             let storage = Arc::clone(&storage);
             async move {
-                let key = object_key(
-                    &ResourceInfo::PODS,
-                    Some("default"),
-                    &format!("pod-{i:06}"),
-                );
-                let update: stage5_storage::UpdateFn =
-                    Box::new(|current: &Object| {
-                        let mut updated = current.clone();
-                        updated.data["status"] = json!({"phase": "Succeeded"});
-                        Ok(updated)
-                    });
-                storage
-                    .guaranteed_update(key, Preconditions::default(), update)
-                    .await
-                    .expect("update");
+                set_phase(storage.as_ref(), i, "Succeeded").await;
             }
         })
         .buffer_unordered(64)

@@ -56,6 +56,8 @@ use tokio::sync::{RwLock, watch};
 use tokio::time::{Instant, timeout};
 use tokio_util::sync::CancellationToken;
 
+use super::server_informer::state_of;
+
 /// The whole test's deadline: it fails, not hangs, past this.
 const TEST_DEADLINE: Duration = Duration::from_secs(50);
 /// One wait for one thing (a sync, a request through the proxy, convergence).
@@ -564,24 +566,6 @@ async fn lane(
 // ----------------------------------------------------------------------------
 // The scenario.
 // ----------------------------------------------------------------------------
-
-/// Name and resourceVersion of each pod, keyed `namespace/name`.
-fn state_of<'a>(
-    pods: impl IntoIterator<Item = &'a Pod>,
-) -> BTreeMap<String, String> {
-    pods.into_iter()
-        .map(|p| {
-            (
-                format!(
-                    "{}/{}",
-                    p.metadata.namespace.as_deref().unwrap_or(""),
-                    p.metadata.name.as_deref().unwrap_or("")
-                ),
-                p.metadata.resource_version.clone().unwrap_or_default(),
-            )
-        })
-        .collect()
-}
 
 /// The server's list: its state and its resourceVersion (a consistent read: the
 /// store's current revision).

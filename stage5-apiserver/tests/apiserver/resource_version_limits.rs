@@ -17,17 +17,14 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use bytes::Bytes;
-use http_body_util::{BodyExt, Full};
-use hyper::body::Incoming;
-use hyper::{HeaderMap, Request, StatusCode};
-use hyper_util::client::legacy::Client;
-use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::rt::TokioExecutor;
+use http_body_util::BodyExt;
+use hyper::{Method, StatusCode};
 use serde_json::{Value, json};
 use stage5_apiserver::{Backend, RunningServer, Server, ServerConfig};
 use stage5_storage::kv::{EmbeddedKv, Kv};
 use tokio::time::timeout;
+
+use super::server_http::{Answer, Http, Lines};
 
 const WAIT: Duration = Duration::from_secs(10);
 const PODS: &str = "/api/v1/namespaces/default/pods";
@@ -46,49 +43,22 @@ const INVALID: [(&str, &str); 2] = [
     ("-1", "invalid syntax"),
 ];
 
-struct Http {
-    client: Client<HttpConnector, Full<Bytes>>,
-    base: String,
+/// Creates pod `name` and answers its resourceVersion.
+async fn create(http: &Http, name: &str) -> u64 {
+    let pod = json!({
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": name},
+        "spec": {"containers": [{"name": "c", "image": "nginx"}]},
+    });
+    let answer = http.post(PODS, pod).await;
+    assert_eq!(answer.status, StatusCode::CREATED, "{}", answer.body);
+    rv_of(&answer.body["metadata"])
 }
 
-struct Answer {
-    status: StatusCode,
-    headers: HeaderMap,
-    body: Value,
-}
-
-impl Http {
-    fn new(server: &RunningServer) -> Self {
-        Http {
-            client: Client::builder(TokioExecutor::new()).build_http(),
-            base: server.url(),
-        }
-    }
-
-    async fn send(
-        &self,
-        method: &str,
-        path: &str,
-        body: Value,
-    ) -> hyper::Response<Incoming> {
-        let request = Request::builder()
-            .method(method)
-            .uri(format!("{}{path}", self.base))
-            .header("content-type", "application/json")
-            .body(Full::new(Bytes::from(if body.is_null() {
-                Vec::new()
-            } else {
-                body.to_string().into_bytes()
-            })))
-            .expect("request");
-        timeout(WAIT, self.client.request(request))
-            .await
-            .expect("response in time")
-            .expect("response")
-    }
-
-    async fn call(&self, method: &str, path: &str, body: Value) -> Answer {
-        let response = self.send(method, path, body).await;
+/// Opens a watch: its lines, or the error answer it got instead.
+async fn watch(http: &Http, path: &str) -> Result<Lines, Answer> {
+    let response = http.send(Method::GET, path, "", Vec::new()).await;
+    if response.status() != StatusCode::OK {
         let status = response.status();
         let headers = response.headers().clone();
         let bytes = timeout(WAIT, response.into_body().collect())
@@ -96,50 +66,16 @@ impl Http {
             .expect("body in time")
             .expect("body")
             .to_bytes();
-        Answer {
+        return Err(Answer {
             status,
             headers,
             body: serde_json::from_slice(&bytes).unwrap_or(Value::Null),
-        }
-    }
-
-    async fn get(&self, path: &str) -> Answer {
-        self.call("GET", path, Value::Null).await
-    }
-
-    async fn create(&self, name: &str) -> u64 {
-        let pod = json!({
-            "apiVersion": "v1", "kind": "Pod",
-            "metadata": {"name": name},
-            "spec": {"containers": [{"name": "c", "image": "nginx"}]},
         });
-        let answer = self.call("POST", PODS, pod).await;
-        assert_eq!(answer.status, StatusCode::CREATED, "{}", answer.body);
-        rv_of(&answer.body["metadata"])
     }
-
-    /// Opens a watch: its status, and its lines unless it is an error answer.
-    async fn watch(&self, path: &str) -> Result<Lines, Answer> {
-        let response = self.send("GET", path, Value::Null).await;
-        if response.status() != StatusCode::OK {
-            let status = response.status();
-            let headers = response.headers().clone();
-            let bytes = timeout(WAIT, response.into_body().collect())
-                .await
-                .expect("body in time")
-                .expect("body")
-                .to_bytes();
-            return Err(Answer {
-                status,
-                headers,
-                body: serde_json::from_slice(&bytes).unwrap_or(Value::Null),
-            });
-        }
-        Ok(Lines {
-            body: response.into_body(),
-            buffer: Vec::new(),
-        })
-    }
+    Ok(Lines {
+        body: response.into_body(),
+        buffer: Vec::new(),
+    })
 }
 
 fn rv_of(metadata: &Value) -> u64 {
@@ -147,29 +83,6 @@ fn rv_of(metadata: &Value) -> u64 {
         .as_str()
         .and_then(|rv| rv.parse().ok())
         .expect("a resourceVersion")
-}
-
-struct Lines {
-    body: Incoming,
-    buffer: Vec<u8>,
-}
-
-impl Lines {
-    /// The next line as JSON; `None` at the end of the stream.
-    async fn next(&mut self) -> Option<Value> {
-        loop {
-            if let Some(end) = self.buffer.iter().position(|b| *b == b'\n') {
-                let line: Vec<u8> = self.buffer.drain(..=end).collect();
-                return Some(serde_json::from_slice(&line).expect("JSON lines"));
-            }
-            let frame = timeout(WAIT, self.body.frame())
-                .await
-                .expect("a line or the end in time")?;
-            if let Ok(data) = frame.expect("frame").into_data() {
-                self.buffer.extend_from_slice(&data);
-            }
-        }
-    }
 }
 
 async fn start(watch_cache: bool) -> RunningServer {
@@ -231,7 +144,7 @@ fn assert_invalid(answer: &Answer, rv: &str, why: &str) {
 async fn lists_and_gets_at_the_limits(watch_cache: bool) {
     let server = start(watch_cache).await;
     let http = Http::new(&server);
-    let current = http.create("p").await;
+    let current = create(&http, "p").await;
     // The cache has caught up with `current` before the versions ahead of it.
     let list = http.get(&format!("{PODS}?resourceVersion={current}")).await;
     assert_eq!(list.status, StatusCode::OK, "{}", list.body);
@@ -284,31 +197,33 @@ async fn lists_and_gets_at_the_integer_limits_with_the_watch_cache() {
 async fn watches_at_the_limits(watch_cache: bool) {
     let server = start(watch_cache).await;
     let http = Http::new(&server);
-    let current = http.create("p").await;
+    let current = create(&http, "p").await;
     let list = http.get(&format!("{PODS}?resourceVersion={current}")).await;
     assert_eq!(list.status, StatusCode::OK, "{}", list.body);
 
     // Beyond `i64::MAX`-1 nothing can follow: open, no event, ended by the timeout.
     let mut watches = Vec::new();
     for rv in TOO_LARGE {
-        let lines = http
-            .watch(&format!(
-                "{PODS}?watch=1&resourceVersion={rv}&timeoutSeconds=2"
-            ))
-            .await
-            .unwrap_or_else(|a| panic!("rv {rv}: {} {}", a.status, a.body));
+        let lines = watch(
+            &http,
+            &format!("{PODS}?watch=1&resourceVersion={rv}&timeoutSeconds=2"),
+        )
+        .await
+        .unwrap_or_else(|a| panic!("rv {rv}: {} {}", a.status, a.body));
         watches.push((rv, lines));
     }
     // `current + 1`: the event at `current + 1` is not after it, the next one is.
-    let mut next = http
-        .watch(&format!(
+    let mut next = watch(
+        &http,
+        &format!(
             "{PODS}?watch=1&resourceVersion={}&timeoutSeconds=5",
             current + 1
-        ))
-        .await
-        .unwrap_or_else(|a| panic!("current + 1: {} {}", a.status, a.body));
-    assert_eq!(http.create("q").await, current + 1);
-    assert_eq!(http.create("r").await, current + 2);
+        ),
+    )
+    .await
+    .unwrap_or_else(|a| panic!("current + 1: {} {}", a.status, a.body));
+    assert_eq!(create(&http, "q").await, current + 1);
+    assert_eq!(create(&http, "r").await, current + 2);
     let event = next.next().await.expect("an event after current + 1");
     assert_eq!(event["type"], "ADDED", "{event}");
     assert_eq!(event["object"]["metadata"]["name"], "r", "{event}");
@@ -322,10 +237,7 @@ async fn watches_at_the_limits(watch_cache: bool) {
     drop(next);
 
     for (rv, why) in INVALID {
-        match http
-            .watch(&format!("{PODS}?watch=1&resourceVersion={rv}"))
-            .await
-        {
+        match watch(&http, &format!("{PODS}?watch=1&resourceVersion={rv}")).await {
             Err(answer) => assert_invalid(&answer, rv, why),
             Ok(_) => panic!("rv {rv}: a watch opened"),
         }
@@ -348,22 +260,22 @@ async fn watches_at_the_integer_limits_with_the_watch_cache() {
 async fn a_zero_timeout_is_the_default(watch_cache: bool) {
     let server = start(watch_cache).await;
     let http = Http::new(&server);
-    let current = http.create("p").await;
-    let mut zero = http
-        .watch(&format!(
-            "{PODS}?watch=1&resourceVersion={current}&timeoutSeconds=0"
-        ))
-        .await
-        .unwrap_or_else(|a| panic!("{} {}", a.status, a.body));
-    let mut one = http
-        .watch(&format!(
-            "{PODS}?watch=1&resourceVersion={current}&timeoutSeconds=1"
-        ))
-        .await
-        .unwrap_or_else(|a| panic!("{} {}", a.status, a.body));
+    let current = create(&http, "p").await;
+    let mut zero = watch(
+        &http,
+        &format!("{PODS}?watch=1&resourceVersion={current}&timeoutSeconds=0"),
+    )
+    .await
+    .unwrap_or_else(|a| panic!("{} {}", a.status, a.body));
+    let mut one = watch(
+        &http,
+        &format!("{PODS}?watch=1&resourceVersion={current}&timeoutSeconds=1"),
+    )
+    .await
+    .unwrap_or_else(|a| panic!("{} {}", a.status, a.body));
     // The one-second watch ends (bounded by `WAIT`).
     assert!(one.next().await.is_none(), "timeoutSeconds=1 ends");
-    http.create("later").await;
+    create(&http, "later").await;
     let event = zero.next().await.expect("timeoutSeconds=0 is still open");
     assert_eq!(event["type"], "ADDED", "{event}");
     assert_eq!(event["object"]["metadata"]["name"], "later", "{event}");

@@ -24,20 +24,20 @@ use tokio::time::timeout;
 
 const WAIT: Duration = Duration::from_secs(10);
 
-struct Http {
+pub(super) struct Http {
     client: Client<HttpConnector, Full<Bytes>>,
     base: String,
     token: Option<String>,
 }
 
-struct Answer {
-    status: StatusCode,
-    headers: HeaderMap,
-    body: Value,
+pub(super) struct Answer {
+    pub(super) status: StatusCode,
+    pub(super) headers: HeaderMap,
+    pub(super) body: Value,
 }
 
 impl Http {
-    fn new(server: &RunningServer) -> Self {
+    pub(super) fn new(server: &RunningServer) -> Self {
         Http {
             client: Client::builder(TokioExecutor::new()).build_http(),
             base: server.url(),
@@ -45,7 +45,7 @@ impl Http {
         }
     }
 
-    async fn send(
+    pub(super) async fn send(
         &self,
         method: Method,
         path: &str,
@@ -93,11 +93,11 @@ impl Http {
         }
     }
 
-    async fn get(&self, path: &str) -> Answer {
+    pub(super) async fn get(&self, path: &str) -> Answer {
         self.call(Method::GET, path, "", Vec::new()).await
     }
 
-    async fn post(&self, path: &str, body: Value) -> Answer {
+    pub(super) async fn post(&self, path: &str, body: Value) -> Answer {
         self.call(
             Method::POST,
             path,
@@ -148,14 +148,14 @@ impl Http {
 }
 
 /// Reads a streamed body line by line.
-struct Lines {
-    body: Incoming,
-    buffer: Vec<u8>,
+pub(super) struct Lines {
+    pub(super) body: Incoming,
+    pub(super) buffer: Vec<u8>,
 }
 
 impl Lines {
     /// The next line as JSON; `None` at the end of the stream.
-    async fn next(&mut self) -> Option<Value> {
+    pub(super) async fn next(&mut self) -> Option<Value> {
         loop {
             if let Some(end) = self.buffer.iter().position(|b| *b == b'\n') {
                 let line: Vec<u8> = self.buffer.drain(..=end).collect();

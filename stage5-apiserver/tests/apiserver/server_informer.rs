@@ -39,7 +39,7 @@ fn pod(name: &str) -> Pod {
     .expect("pod")
 }
 
-fn state_of<'a>(
+pub(super) fn state_of<'a>(
     pods: impl IntoIterator<Item = &'a Pod>,
 ) -> BTreeMap<String, String> {
     pods.into_iter()

@@ -10,7 +10,6 @@
 //! re-watch's resourceVersion; the server's `apiserver_request_total` counts say
 //! that no LIST reached it. Every wait is bounded.
 
-use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -32,6 +31,8 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{Notify, mpsc};
 use tokio::time::timeout;
 use tokio_util::sync::CancellationToken;
+
+use super::server_informer::state_of;
 
 const WAIT: Duration = Duration::from_secs(20);
 
@@ -230,26 +231,13 @@ fn request_targets(partial_line: &mut Vec<u8>, bytes: &[u8]) -> Vec<String> {
     targets
 }
 
-fn pod(name: &str) -> Pod {
+pub(super) fn pod(name: &str) -> Pod {
     serde_json::from_value(json!({
         "apiVersion": "v1", "kind": "Pod",
         "metadata": {"name": name},
         "spec": {"containers": [{"name": "c", "image": "nginx"}]},
     }))
     .expect("pod")
-}
-
-fn state_of<'a>(
-    pods: impl IntoIterator<Item = &'a Pod>,
-) -> BTreeMap<String, String> {
-    pods.into_iter()
-        .map(|p| {
-            (
-                p.metadata.name.clone().unwrap_or_default(),
-                p.metadata.resource_version.clone().unwrap_or_default(),
-            )
-        })
-        .collect()
 }
 
 /// Waits for the informer's handler to report the add of `name`; the adds it

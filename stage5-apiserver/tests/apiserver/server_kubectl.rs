@@ -20,6 +20,18 @@ use tokio::time::timeout;
 
 const WAIT: Duration = Duration::from_secs(60);
 
+/// Runs `command` (a kubectl invocation) off the runtime and answers its output,
+/// failing the test if it takes longer than [`WAIT`].
+pub(super) async fn output_in_time(
+    mut command: std::process::Command,
+) -> std::process::Output {
+    timeout(WAIT, tokio::task::spawn_blocking(move || command.output()))
+        .await
+        .expect("kubectl in time")
+        .expect("join")
+        .expect("kubectl runs")
+}
+
 /// kubectl on PATH or at /usr/bin/kubectl, or `None` after saying why the test is
 /// skipped (a failure with `CI=true`).
 pub(super) fn kubectl_or_skip(test: &str) -> Option<PathBuf> {
@@ -86,13 +98,7 @@ impl Kubectl {
     }
 
     async fn run(&self, args: &[&str]) -> Output {
-        let mut command = self.command(args);
-        let output =
-            timeout(WAIT, tokio::task::spawn_blocking(move || command.output()))
-                .await
-                .expect("kubectl in time")
-                .expect("join")
-                .expect("kubectl runs");
+        let output = output_in_time(self.command(args)).await;
         let out = Output {
             ok: output.status.success(),
             stdout: String::from_utf8_lossy(&output.stdout).into_owned(),

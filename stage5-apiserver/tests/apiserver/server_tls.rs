@@ -21,7 +21,8 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::time::{Instant, timeout};
 
-use super::server_kubectl::kubectl_or_skip;
+use super::server_informer_watch_reset::pod;
+use super::server_kubectl::{kubectl_or_skip, output_in_time};
 
 const WAIT: Duration = Duration::from_secs(20);
 
@@ -47,15 +48,6 @@ async fn start_secure(config: ServerConfig) -> Secure {
         kubeconfig: path,
         _dir: dir,
     }
-}
-
-fn pod(name: &str) -> Pod {
-    serde_json::from_value(json!({
-        "apiVersion": "v1", "kind": "Pod",
-        "metadata": {"name": name},
-        "spec": {"containers": [{"name": "c", "image": "nginx"}]},
-    }))
-    .expect("pod")
 }
 
 #[tokio::test]
@@ -121,12 +113,7 @@ async fn kubectl_through_the_kubeconfig_gets_pods() {
         .arg("--request-timeout=15s")
         .args(["get", "pods", "-o", "json"])
         .stdin(Stdio::null());
-    let output =
-        timeout(WAIT, tokio::task::spawn_blocking(move || command.output()))
-            .await
-            .expect("kubectl in time")
-            .expect("join")
-            .expect("kubectl runs");
+    let output = output_in_time(command).await;
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "kubectl failed: {stderr}");
     let list: Value = serde_json::from_slice(&output.stdout).expect("json");

@@ -231,74 +231,19 @@ async fn run_compact_loop(
 
 #[cfg(test)]
 mod tests {
-    use std::sync::atomic::{AtomicUsize, Ordering};
-
-    use futures::future::BoxFuture;
     use tokio::time::Instant;
 
     use super::*;
-    use crate::kv::{
-        EmbeddedKv, KeyValue, KvWatch, RangeRequest, RangeResponse, TxnResponse,
-        WatchRequest,
-    };
+    use crate::kv::RangeRequest;
+    use crate::kv::observed::ObservedKv;
 
-    /// An [`EmbeddedKv`] that counts compactions.
-    #[derive(Default)]
-    struct CountingKv {
-        inner: EmbeddedKv,
-        compactions: AtomicUsize,
+    /// Helpers on the recording KV for these tests.
+    trait CompactorTestKv {
+        async fn write(&self) -> i64;
+        async fn compact_key(&self) -> Option<(i64, String)>;
     }
 
-    impl Kv for CountingKv {
-        fn range(
-            &self,
-            request: RangeRequest,
-        ) -> BoxFuture<'_, Result<RangeResponse, KvError>> {
-            self.inner.range(request)
-        }
-
-        fn put(
-            &self,
-            key: Bytes,
-            value: Bytes,
-        ) -> BoxFuture<'_, Result<(i64, Option<KeyValue>), KvError>> {
-            self.inner.put(key, value)
-        }
-
-        fn delete(
-            &self,
-            key: Bytes,
-        ) -> BoxFuture<'_, Result<(i64, Option<KeyValue>), KvError>> {
-            self.inner.delete(key)
-        }
-
-        fn txn(
-            &self,
-            key: Bytes,
-            compare: Compare,
-            op: TxnOp,
-        ) -> BoxFuture<'_, Result<TxnResponse, KvError>> {
-            self.inner.txn(key, compare, op)
-        }
-
-        fn compact(&self, revision: i64) -> BoxFuture<'_, Result<(), KvError>> {
-            self.compactions.fetch_add(1, Ordering::Relaxed);
-            self.inner.compact(revision)
-        }
-
-        fn watch(
-            &self,
-            request: WatchRequest,
-        ) -> BoxFuture<'_, Result<KvWatch, KvError>> {
-            self.inner.watch(request)
-        }
-    }
-
-    impl CountingKv {
-        fn compactions(&self) -> usize {
-            self.compactions.load(Ordering::Relaxed)
-        }
-
+    impl CompactorTestKv for ObservedKv {
         /// One write; answers the store's revision after it.
         async fn write(&self) -> i64 {
             let (revision, _) = self
@@ -331,7 +276,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn compaction_each_interval_to_the_revision_seen_an_interval_before() {
-        let kv = Arc::new(CountingKv::default());
+        let kv = Arc::new(ObservedKv::default());
         let t0 = Instant::now();
         let shutdown = CancellationToken::new();
         let compactor = Compactor::start(
@@ -372,7 +317,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn compaction_by_two_compactors_happens_once_per_interval() {
-        let kv = Arc::new(CountingKv::default());
+        let kv = Arc::new(ObservedKv::default());
         let t0 = Instant::now();
         let shutdown = CancellationToken::new();
         let dyn_kv = Arc::clone(&kv) as Arc<dyn Kv>;
@@ -417,7 +362,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn compaction_interval_zero_starts_nothing() {
-        let kv = Arc::new(CountingKv::default());
+        let kv = Arc::new(ObservedKv::default());
         let shutdown = CancellationToken::new();
         let compactor = Compactor::start(
             Arc::clone(&kv) as Arc<dyn Kv>,
@@ -432,7 +377,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn compaction_stops_with_the_shutdown_token() {
-        let kv = Arc::new(CountingKv::default());
+        let kv = Arc::new(ObservedKv::default());
         let shutdown = CancellationToken::new();
         let compactor = Compactor::start(
             Arc::clone(&kv) as Arc<dyn Kv>,
@@ -448,7 +393,7 @@ mod tests {
 
     #[tokio::test]
     async fn compaction_round_that_loses_the_cas_adopts_the_winners_time() {
-        let kv = CountingKv::default();
+        let kv = ObservedKv::default();
         let (state, result) = compact(&kv, CompactState::default()).await;
         assert_eq!(result.ok(), Some(0));
         assert_eq!(state.version, 1);

@@ -763,81 +763,18 @@ pub fn decode_continue(token: &str) -> Result<(i64, String), StorageError> {
 
 #[cfg(test)]
 mod tests {
-    use parking_lot::Mutex;
-
     use super::*;
-    use crate::kv::{EmbeddedKv, KvWatch, RangeResponse, TxnResponse, WatchRequest};
+    use crate::kv::observed::ObservedKv;
     use crate::{list_prefix, object_key};
-
-    /// An [`EmbeddedKv`] that records each range read's limit and revision, and
-    /// can write a key right after the first one.
-    #[derive(Default)]
-    struct RecordingKv {
-        inner: EmbeddedKv,
-        ranges: Mutex<Vec<(i64, i64)>>,
-        write_after_range: Mutex<Option<(Bytes, Bytes)>>,
-    }
-
-    impl Kv for RecordingKv {
-        fn range(
-            &self,
-            request: RangeRequest,
-        ) -> BoxFuture<'_, Result<RangeResponse, KvError>> {
-            Box::pin(async move {
-                self.ranges.lock().push((request.limit, request.revision));
-                let response = self.inner.range(request).await;
-                let write = self.write_after_range.lock().take();
-                if let Some((key, value)) = write {
-                    self.inner.put(key, value).await?;
-                }
-                response
-            })
-        }
-
-        fn put(
-            &self,
-            key: Bytes,
-            value: Bytes,
-        ) -> BoxFuture<'_, Result<(i64, Option<KeyValue>), KvError>> {
-            self.inner.put(key, value)
-        }
-
-        fn delete(
-            &self,
-            key: Bytes,
-        ) -> BoxFuture<'_, Result<(i64, Option<KeyValue>), KvError>> {
-            self.inner.delete(key)
-        }
-
-        fn txn(
-            &self,
-            key: Bytes,
-            compare: Compare,
-            op: TxnOp,
-        ) -> BoxFuture<'_, Result<TxnResponse, KvError>> {
-            self.inner.txn(key, compare, op)
-        }
-
-        fn compact(&self, revision: i64) -> BoxFuture<'_, Result<(), KvError>> {
-            self.inner.compact(revision)
-        }
-
-        fn watch(
-            &self,
-            request: WatchRequest,
-        ) -> BoxFuture<'_, Result<KvWatch, KvError>> {
-            self.inner.watch(request)
-        }
-    }
 
     fn key(name: &str) -> String {
         object_key(&ResourceInfo::PODS, Some("ns"), name)
     }
 
-    /// A store over a [`RecordingKv`] holding pods `p00`, `p01`, … (every other
+    /// A store over an [`ObservedKv`] holding pods `p00`, `p01`, … (every other
     /// one labelled `app=web`), reading ranges of at most `page` keys.
-    async fn store_with(count: usize, page: i64) -> (Arc<RecordingKv>, Etcd3Store) {
-        let kv = Arc::new(RecordingKv::default());
+    async fn store_with(count: usize, page: i64) -> (Arc<ObservedKv>, Etcd3Store) {
+        let kv = Arc::new(ObservedKv::default());
         let store =
             Etcd3Store::new(Arc::clone(&kv) as Arc<dyn Kv>, ResourceInfo::PODS)
                 .with_range_page_size(page);
@@ -848,7 +785,7 @@ mod tests {
                 .with_labels([("app", app)]);
             store.create_object(key(&name), pod).await.expect("create");
         }
-        kv.ranges.lock().clear();
+        kv.clear_ranges();
         (kv, store)
     }
 
@@ -861,7 +798,7 @@ mod tests {
         let (kv, store) = store_with(25, 10).await;
         // A write lands between the first range and the next: the list must not
         // see it.
-        *kv.write_after_range.lock() = Some((
+        kv.write_after_next_range(
             key("p07a").into(),
             serde_json::to_vec(&Object::new(
                 &ResourceInfo::PODS,
@@ -870,7 +807,7 @@ mod tests {
             ))
             .expect("encode")
             .into(),
-        ));
+        );
         let list = store
             .list_objects(
                 list_prefix(&ResourceInfo::PODS, Some("ns")),
@@ -883,7 +820,7 @@ mod tests {
         assert_eq!(names(&list), expected);
         assert_eq!(list.continue_token, "");
         assert_eq!(list.remaining_item_count, None);
-        let ranges = kv.ranges.lock().clone();
+        let ranges = kv.ranges();
         let revision = i64::try_from(list.resource_version).expect("revision");
         assert_eq!(ranges, [(10, 0), (10, revision), (10, revision)]);
     }
@@ -905,7 +842,7 @@ mod tests {
             .expect("first page");
         assert_eq!(first.items.len(), 25);
         assert_eq!(first.remaining_item_count, Some(5));
-        assert!(kv.ranges.lock().iter().all(|&(limit, _)| limit == 10));
+        assert!(kv.ranges().iter().all(|&(limit, _)| limit == 10));
         let rest = store
             .list_objects(
                 prefix,
@@ -942,7 +879,7 @@ mod tests {
         assert_eq!(names(&list), ["p00", "p02", "p04", "p06"]);
         assert!(!list.continue_token.is_empty());
         assert_eq!(list.remaining_item_count, None);
-        let limits: Vec<i64> = kv.ranges.lock().iter().map(|r| r.0).collect();
+        let limits: Vec<i64> = kv.ranges().iter().map(|r| r.0).collect();
         assert_eq!(limits, [3, 3, 3]);
     }
 

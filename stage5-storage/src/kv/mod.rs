@@ -17,6 +17,8 @@
 mod embedded;
 #[cfg(feature = "etcd")]
 mod etcd;
+#[cfg(test)]
+pub(crate) mod observed;
 
 pub use embedded::{EmbeddedKv, EmbeddedKvOptions};
 #[cfg(feature = "etcd")]
