@@ -4,20 +4,22 @@
 //!   (thread_safe_store_test.go): 5000 string objects `object-number-i`, one
 //!   identity index, round-robin updates of unchanged values.
 //! - `by_index` queries one namespace of 100,000 pods spread over 100 namespaces.
-//! - Before the timed benches, allocations per update and the namespace index's
-//!   bytes per object are counted and printed.
+//! - Before the timed benches, allocations per update, the namespace index's bytes
+//!   per object, and what the cached `list_keys` and `list` snapshots add per
+//!   object are counted and printed.
 //!
 //! Run with `cargo bench -p stage1-store --bench indexer`.
 
 use std::borrow::Cow;
 use std::hint::black_box;
 use std::sync::Arc;
+use workspace_allocator as _;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use stage1_store::{
-    Cache, NAMESPACE_INDEX, Store, ThreadSafeStore, index_func, indexers,
+    Cache, KeyLister, NAMESPACE_INDEX, Store, ThreadSafeStore, index_func, indexers,
     meta_namespace_key_func, new_store,
 };
 
@@ -59,7 +61,7 @@ fn pods() -> Vec<Arc<Pod>> {
 fn report_memory() {
     let (store, objects) = identity_store();
     let updates = 10 * OBJECTS;
-    let info = allocation_counter::measure(|| {
+    let info = workspace_allocator::measure(|| {
         for i in 0..updates {
             let obj = &objects[i % OBJECTS];
             store.update(obj, Arc::clone(obj)).unwrap();
@@ -77,13 +79,13 @@ fn report_memory() {
     // Keep each store alive past the measurement, so `bytes_current` is what it
     // holds.
     let mut plain_store = None;
-    let plain = allocation_counter::measure(|| {
+    let plain = workspace_allocator::measure(|| {
         let store = new_store(key_func.clone());
         store.replace(pods.clone(), "1").unwrap();
         plain_store = Some(store);
     });
     let mut indexed_store = None;
-    let indexed = allocation_counter::measure(|| {
+    let indexed = workspace_allocator::measure(|| {
         let store = Cache::<Pod>::for_resources();
         store.replace(pods.clone(), "1").unwrap();
         indexed_store = Some(store);
@@ -93,6 +95,14 @@ fn report_memory() {
         "store of {PODS} pods (objects not counted): {:.1} bytes/object without indexes; the namespace index adds {:.1} bytes/object",
         plain.bytes_current as f64 / PODS as f64,
         (indexed.bytes_current as f64 - plain.bytes_current as f64) / PODS as f64,
+    );
+    let store = indexed_store.expect("the store built above");
+    let snapshots = workspace_allocator::measure(|| {
+        black_box((store.list_keys(), store.list()));
+    });
+    println!(
+        "cached list_keys and list snapshots add {:.1} bytes/object until the next write",
+        snapshots.bytes_current as f64 / PODS as f64,
     );
 }
 

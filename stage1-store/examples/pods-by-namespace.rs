@@ -6,6 +6,7 @@
 // ANCHOR: helpers
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use workspace_allocator as _;
 
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;

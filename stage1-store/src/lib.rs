@@ -19,6 +19,7 @@
 //! | `cache`, `NewStore`, `NewIndexer` | [`Cache`], [`new_store`], [`new_indexer`] |
 //! | `KeyFunc`, `MetaNamespaceKeyFunc`, `SplitMetaNamespaceKey` | [`KeyFunc`], [`meta_namespace_key_func`], [`split_meta_namespace_key`] |
 //! | `KeyError` | [`KeyError`] |
+//! | the `[]string` and `[]interface{}` that `ListKeys` and `List` return | [`Snapshot`], cached in a [`SnapshotCell`] |
 //!
 //! ## Data flow
 //!
@@ -40,9 +41,12 @@
 //!   leaves the store unchanged; client-go panics.
 //! - Objects are `Arc<T>`: a `get` or `list` hands out shared references, never
 //!   copies.
+//! - `list` and `list_keys` return a [`Snapshot`] that the store caches until its
+//!   next change, so a read costs one atomic increment, not one per item.
 
 mod error;
 mod index;
+mod snapshot;
 mod store;
 mod thread_safe_store;
 
@@ -52,6 +56,7 @@ pub use index::{
     index_func, indexers, labels_index_func, meta_namespace_index_func,
     namespace_indexers,
 };
+pub use snapshot::{Snapshot, SnapshotCell};
 pub use store::{
     Cache, Indexer, KeyFunc, KeyGetter, KeyLister, KeyListerGetter, Store,
     meta_namespace_key_func, new_indexer, new_store, split_meta_namespace_key,

@@ -15,6 +15,7 @@ use kube::Resource;
 
 use crate::error::{InvalidKeyError, KeyError, StoreError};
 use crate::index::{Indexers, NAMESPACE_INDEX};
+use crate::snapshot::Snapshot;
 use crate::thread_safe_store::ThreadSafeStore;
 
 // ANCHOR: key_func
@@ -26,8 +27,8 @@ pub type KeyFunc<T> =
 // ANCHOR: key_traits
 /// Mirrors client-go's `KeyLister`: something that can list its keys.
 pub trait KeyLister: Send + Sync {
-    /// Every key, in no particular order.
-    fn list_keys(&self) -> Vec<Arc<str>>;
+    /// Every key, in no particular order, as a shared [`Snapshot`].
+    fn list_keys(&self) -> Snapshot<Arc<str>>;
 }
 
 /// Mirrors client-go's `KeyGetter`: something that can look an object up by key.
@@ -56,8 +57,8 @@ pub trait Store<T>: KeyListerGetter<T> {
     fn update(&self, obj: Arc<T>) -> Result<(), StoreError>;
     /// Deletes the object with the same key as `obj`.
     fn delete(&self, obj: Arc<T>) -> Result<(), StoreError>;
-    /// Every object, in no particular order.
-    fn list(&self) -> Vec<Arc<T>>;
+    /// Every object, in no particular order, as a shared [`Snapshot`].
+    fn list(&self) -> Snapshot<Arc<T>>;
     /// The stored object with the same key as `obj`.
     fn get(&self, obj: &T) -> Result<Option<Arc<T>>, StoreError>;
     /// Replaces the whole contents with `list`, as observed at `resource_version`.
@@ -172,7 +173,7 @@ impl<T> std::fmt::Debug for Cache<T> {
 }
 
 impl<T: Send + Sync> KeyLister for Cache<T> {
-    fn list_keys(&self) -> Vec<Arc<str>> {
+    fn list_keys(&self) -> Snapshot<Arc<str>> {
         self.store.list_keys()
     }
 }
@@ -199,7 +200,7 @@ impl<T: Send + Sync> Store<T> for Cache<T> {
         self.store.delete(&key)
     }
 
-    fn list(&self) -> Vec<Arc<T>> {
+    fn list(&self) -> Snapshot<Arc<T>> {
         self.store.list()
     }
 

@@ -16,10 +16,17 @@
 //! that case instead; a library must not take a program down because of one odd
 //! object.
 //!
+//! # Whole-store reads
+//! `list` and `list_keys` hand out a [`Snapshot`] that the store builds on the first
+//! read after a change and caches until the next one: a read is one `Arc` clone,
+//! however many items the store holds, and two threads listing at once do not
+//! fight over every key's reference count.
+//!
 //! # Memory usage
 //! Each key is one `Arc<str>`, shared by the item map and every index set it appears
 //! in. An index value whose set becomes empty is removed (client-go issue 84959), so
-//! churn through short-lived values does not grow the indices.
+//! churn through short-lived values does not grow the indices. A cached snapshot
+//! adds one pointer per item while it lives.
 //!
 //! [`tools/cache/thread_safe_store.go`]: https://github.com/kubernetes/client-go/blob/v0.34.0/tools/cache/thread_safe_store.go
 
@@ -33,6 +40,7 @@ use smallvec::SmallVec;
 
 use crate::error::StoreError;
 use crate::index::{Index, IndexFunc, IndexValues, Indexers, Indices};
+use crate::snapshot::{Snapshot, SnapshotCell};
 
 // ANCHOR: struct
 /// Mirrors client-go's `threadSafeMap`: a map from key to `Arc<T>`, with indexes,
@@ -50,6 +58,10 @@ struct ThreadSafeMap<T> {
     items: HashMap<Arc<str>, Arc<T>>,
     /// The indexing half, client-go's `storeIndex`.
     index: StoreIndex<T>,
+    /// What `list_keys` last returned; reset when a key comes or goes.
+    keys_snapshot: SnapshotCell<Arc<str>>,
+    /// What `list` last returned; reset on every change.
+    list_snapshot: SnapshotCell<Arc<T>>,
 }
 
 /// Mirrors client-go's `storeIndex`: the index functions and what they computed.
@@ -95,6 +107,8 @@ impl<T> ThreadSafeStore<T> {
             inner: RwLock::new(ThreadSafeMap {
                 items: HashMap::new(),
                 index: StoreIndex { indexers, indices },
+                keys_snapshot: SnapshotCell::new(),
+                list_snapshot: SnapshotCell::new(),
             }),
         }
     }
@@ -114,19 +128,22 @@ impl<T> ThreadSafeStore<T> {
     /// Updating an existing key whose index values did not change allocates nothing.
     pub fn update(&self, key: &str, obj: Arc<T>) -> Result<(), StoreError> {
         let mut guard = self.inner.write();
-        let ThreadSafeMap { items, index } = &mut *guard;
-        match items.get_key_value_mut(key) {
+        let map = &mut *guard;
+        match map.items.get_key_value_mut(key) {
             // An existing key: reuse its allocation, and swap the object in place.
             Some((stored_key, slot)) => {
-                index.update_indices(Some(&**slot), Some(&*obj), stored_key)?;
+                map.index
+                    .update_indices(Some(&**slot), Some(&*obj), stored_key)?;
                 *slot = obj;
             }
             None => {
                 let key = Arc::<str>::from(key);
-                index.update_indices(None, Some(&*obj), &key)?;
-                items.insert(key, obj);
+                map.index.update_indices(None, Some(&*obj), &key)?;
+                map.items.insert(key, obj);
+                map.keys_snapshot.invalidate();
             }
         }
+        map.list_snapshot.invalidate();
         Ok(())
     }
     // ANCHOR_END: add
@@ -146,6 +163,8 @@ impl<T> ThreadSafeStore<T> {
         };
         map.index.update_indices(Some(&*old), None, &key)?;
         map.items.remove(&key);
+        map.keys_snapshot.invalidate();
+        map.list_snapshot.invalidate();
         Ok(())
     }
     // ANCHOR_END: delete
@@ -155,15 +174,26 @@ impl<T> ThreadSafeStore<T> {
         self.inner.read().items.get(key).cloned()
     }
 
+    // ANCHOR: list
     /// Mirrors `threadSafeMap.List`: every object, in no particular order.
-    pub fn list(&self) -> Vec<Arc<T>> {
-        self.inner.read().items.values().cloned().collect()
+    ///
+    /// The snapshot is shared with every other `list` until the store changes.
+    pub fn list(&self) -> Snapshot<Arc<T>> {
+        let map = self.inner.read();
+        map.list_snapshot
+            .get_or_build(|| map.items.values().cloned().collect())
     }
 
     /// Mirrors `threadSafeMap.ListKeys`: every key, in no particular order.
-    pub fn list_keys(&self) -> Vec<Arc<str>> {
-        self.inner.read().items.keys().cloned().collect()
+    ///
+    /// The snapshot is shared with every other `list_keys` until a key is added
+    /// or deleted.
+    pub fn list_keys(&self) -> Snapshot<Arc<str>> {
+        let map = self.inner.read();
+        map.keys_snapshot
+            .get_or_build(|| map.items.keys().cloned().collect())
     }
+    // ANCHOR_END: list
 
     /// The number of objects stored.
     pub fn len(&self) -> usize {
@@ -198,6 +228,8 @@ impl<T> ThreadSafeStore<T> {
         let indices = build_indices(&guard.index.indexers, &items)?;
         guard.items = items;
         guard.index.indices = indices;
+        guard.keys_snapshot.invalidate();
+        guard.list_snapshot.invalidate();
         Ok(())
     }
     // ANCHOR_END: replace
@@ -341,7 +373,8 @@ impl<T> StoreIndex<T> {
     /// `new` is `None` for a delete.
     ///
     /// All index functions run first; only when every one succeeded is any index
-    /// touched.
+    /// touched. An index whose values did not change is not looked up at all: the
+    /// common update (same namespace, same node) leaves every index alone.
     fn update_indices(
         &mut self,
         old: Option<&T>,
@@ -359,7 +392,9 @@ impl<T> StoreIndex<T> {
                 Some(obj) => call_index_func(name, index_func, obj, key)?,
                 None => IndexValues::new(),
             };
-            pending.push(PendingIndexUpdate { name, old, new });
+            if old != new {
+                pending.push(PendingIndexUpdate { name, old, new });
+            }
         }
         for update in pending {
             let index = match indices.get_mut(update.name) {
@@ -480,6 +515,7 @@ fn build_indices<T>(
 // ANCHOR: call_index_func
 /// Runs a user's index function, turning an error or a panic into
 /// [`StoreError::IndexFunc`].
+#[inline]
 fn call_index_func<'a, T>(
     name: &str,
     index_func: &IndexFunc<T>,

@@ -19,7 +19,7 @@ fn ex1_update_index_unchanged_update_allocates_nothing() {
     for obj in &objects {
         store.add(obj, Arc::clone(obj)).unwrap();
     }
-    let info = allocation_counter::measure(|| {
+    let info = workspace_allocator::measure(|| {
         for obj in &objects {
             store.update(obj, Arc::clone(obj)).unwrap();
         }
@@ -27,7 +27,7 @@ fn ex1_update_index_unchanged_update_allocates_nothing() {
     assert_eq!(info.count_total, 0, "{info:?}");
     // A changed value does allocate (a new index set), which shows the counter
     // works.
-    let info = allocation_counter::measure(|| {
+    let info = workspace_allocator::measure(|| {
         store
             .update("object-number-1", Arc::new("moved".to_string()))
             .unwrap();

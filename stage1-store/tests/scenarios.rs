@@ -58,9 +58,55 @@ mod store_scenarios {
             store.add(pod("ns", name)).unwrap();
         }
         assert_eq!(names(&store.list()), ["a", "b", "c"]);
-        let mut keys = store.list_keys();
+        let mut keys = store.list_keys().to_vec();
         keys.sort();
         assert_eq!(strs(&keys), ["ns/a", "ns/b", "ns/c"]);
+    }
+
+    /// `list` and `list_keys` hand out a cached snapshot: every kind of write must
+    /// drop it, and a snapshot already handed out must not change.
+    #[test]
+    fn list_and_list_keys_follow_every_change() {
+        let store = Cache::<Pod>::for_resources();
+        let sorted_keys = |store: &Cache<Pod>| {
+            let mut keys = strs(&store.list_keys())
+                .into_iter()
+                .map(String::from)
+                .collect::<Vec<_>>();
+            keys.sort();
+            keys
+        };
+        store.add(pod("ns", "a")).unwrap();
+        let before = store.list();
+        assert_eq!(sorted_keys(&store), ["ns/a"]);
+
+        store.add(pod("ns", "b")).unwrap();
+        assert_eq!(names(&store.list()), ["a", "b"]);
+        assert_eq!(sorted_keys(&store), ["ns/a", "ns/b"]);
+        assert_eq!(
+            names(&before),
+            ["a"],
+            "a snapshot handed out stays as it was"
+        );
+
+        let mut updated = (*pod("ns", "a")).clone();
+        updated.metadata.resource_version = Some("2".into());
+        store.update(Arc::new(updated)).unwrap();
+        assert!(
+            store
+                .list()
+                .iter()
+                .any(|p| { p.metadata.resource_version.as_deref() == Some("2") })
+        );
+        assert_eq!(sorted_keys(&store), ["ns/a", "ns/b"]);
+
+        store.delete(pod("ns", "a")).unwrap();
+        assert_eq!(names(&store.list()), ["b"]);
+        assert_eq!(sorted_keys(&store), ["ns/b"]);
+
+        store.replace(vec![pod("ns", "c")], "3").unwrap();
+        assert_eq!(names(&store.list()), ["c"]);
+        assert_eq!(sorted_keys(&store), ["ns/c"]);
     }
 
     #[test]

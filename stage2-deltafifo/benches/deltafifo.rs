@@ -3,11 +3,16 @@
 //! - `deltafifo_list_keys` mirrors client-go's `BenchmarkDeltaFIFOListKeys`: 20,000
 //!   queued items, `list_keys` called from 2 threads at once (like Go's
 //!   `RunParallel` on 2 cores: the time per op is wall time divided by the calls of
-//!   both threads).
+//!   both threads). The queue does not change, so every call shares one cached
+//!   snapshot.
+//! - `deltafifo_list_keys_after_change`: the other extreme, a pop and an add before
+//!   every `list_keys` (one thread), so every call builds a new snapshot of the
+//!   20,000 keys.
 //! - `add_pop_100k`: 100,000 adds, then pops until empty.
 //! - `replace_100k`: a replace of 100,000 objects against 100,000 known objects, 1%
 //!   of them missing from the list (so 1,000 tombstones).
-//! - Printed first: bytes per queued item.
+//! - Printed first: bytes per queued item, and what a cached `list_keys` snapshot
+//!   adds per queued key.
 //!
 //! Run with `cargo bench -p stage2-deltafifo --bench deltafifo`.
 
@@ -15,6 +20,7 @@ use std::convert::Infallible;
 use std::hint::black_box;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use workspace_allocator as _;
 
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
 use stage1_store::{Cache, KeyFunc, Store, new_store};
@@ -50,7 +56,7 @@ fn runtime() -> tokio::runtime::Runtime {
 fn report_memory() {
     let objs = objects(100_000);
     let mut keep = None;
-    let info = allocation_counter::measure(|| {
+    let info = workspace_allocator::measure(|| {
         let fifo = DeltaFifo::new(DeltaFifoOptions::new(key_func()));
         for o in &objs {
             fifo.add(Arc::clone(o)).unwrap();
@@ -61,6 +67,14 @@ fn report_memory() {
     println!(
         "deltafifo: {:.1} bytes per queued item (key, map entry, queue slot, one inline delta; objects not counted)",
         info.bytes_current as f64 / objs.len() as f64
+    );
+    let fifo = keep.expect("the queue built above");
+    let snapshot = workspace_allocator::measure(|| {
+        black_box(fifo.list_keys());
+    });
+    println!(
+        "deltafifo: a cached list_keys snapshot adds {:.1} bytes per queued key while the queue is unchanged",
+        snapshot.bytes_current as f64 / objs.len() as f64
     );
 }
 
@@ -83,6 +97,24 @@ fn deltafifo_list_keys(c: &mut Criterion) {
                 }
             });
             start.elapsed()
+        })
+    });
+}
+
+fn deltafifo_list_keys_after_change(c: &mut Criterion) {
+    let fifo = DeltaFifo::new(DeltaFifoOptions::new(key_func()));
+    for o in objects(20_000) {
+        fifo.add(o).unwrap();
+    }
+    let rt = runtime();
+    c.bench_function("deltafifo_list_keys_after_change", |b| {
+        b.iter(|| {
+            let deltas = rt
+                .block_on(fifo.pop(|d, _| Ok::<_, Infallible>(d)))
+                .unwrap();
+            let obj = deltas.newest().and_then(|d| d.object().cloned()).unwrap();
+            fifo.add(obj).unwrap();
+            black_box(fifo.list_keys());
         })
     });
 }
@@ -153,6 +185,7 @@ fn config() -> Criterion {
 criterion_group! {
     name = benches;
     config = config();
-    targets = memory, deltafifo_list_keys, add_pop_100k, replace_100k
+    targets = memory, deltafifo_list_keys, deltafifo_list_keys_after_change,
+        add_pop_100k, replace_100k
 }
 criterion_main!(benches);

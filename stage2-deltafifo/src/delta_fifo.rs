@@ -14,11 +14,16 @@
 //! therefore always queue, then known objects; a process function must not call back
 //! into the queue.
 //!
+//! # Whole-queue reads
+//! `list_keys` and `list` hand out a [`Snapshot`] built on the first read after a
+//! change and cached until the next one, so a read is one `Arc` clone however long
+//! the queue is. A change (a new key, a pop; for `list`, any new delta) drops it.
+//!
 //! # Memory usage
 //! Keys are `Arc<str>`, shared by the key list and the item map; objects are
 //! `Arc<T>`, shared with the Reflector and the indexer. A key with one pending delta
 //! (the common case) costs one map entry and one slot in the queue, with the delta
-//! inline.
+//! inline. A cached snapshot adds one pointer per key while it lives.
 //!
 //! [`tools/cache/delta_fifo.go`]: https://github.com/kubernetes/client-go/blob/v0.34.0/tools/cache/delta_fifo.go
 
@@ -27,7 +32,10 @@ use std::sync::Arc;
 
 use hashbrown::{HashMap, HashSet};
 use parking_lot::RwLock;
-use stage1_store::{KeyError, KeyFunc, KeyGetter, KeyLister, Store, StoreError};
+use stage1_store::{
+    KeyError, KeyFunc, KeyGetter, KeyLister, Snapshot, SnapshotCell, Store,
+    StoreError,
+};
 use tokio::sync::Notify;
 
 use crate::delta::{Delta, DeltaObject, DeltaType, Deltas};
@@ -114,8 +122,27 @@ struct FifoState<T> {
     /// How many items of the first `replace` have not been popped yet.
     initial_population_count: usize,
     closed: bool,
+    /// What `list_keys` last returned; reset when `queue` changes.
+    keys_snapshot: SnapshotCell<Arc<str>>,
+    /// What `list` last returned; reset when `items` changes.
+    list_snapshot: SnapshotCell<Arc<T>>,
 }
 // ANCHOR_END: struct
+
+impl<T> FifoState<T> {
+    /// An empty, unpopulated, open queue.
+    fn new() -> Self {
+        Self {
+            items: HashMap::new(),
+            queue: VecDeque::new(),
+            populated: false,
+            initial_population_count: 0,
+            closed: false,
+            keys_snapshot: SnapshotCell::new(),
+            list_snapshot: SnapshotCell::new(),
+        }
+    }
+}
 
 impl<T> std::fmt::Debug for DeltaFifo<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -133,13 +160,7 @@ impl<T: Send + Sync + 'static> DeltaFifo<T> {
     /// Mirrors client-go's `NewDeltaFIFOWithOptions`.
     pub fn new(options: DeltaFifoOptions<T>) -> Self {
         Self {
-            state: RwLock::new(FifoState {
-                items: HashMap::new(),
-                queue: VecDeque::new(),
-                populated: false,
-                initial_population_count: 0,
-                closed: false,
-            }),
+            state: RwLock::new(FifoState::new()),
             notify: Notify::new(),
             key_func: options.key_func,
             known_objects: options.known_objects,
@@ -183,10 +204,18 @@ impl<T: Send + Sync + 'static> DeltaFifo<T> {
         }
     }
 
+    // ANCHOR: list_keys
     /// Mirrors `DeltaFIFO.ListKeys`: the queued keys, in pop order.
-    pub fn list_keys(&self) -> Vec<Arc<str>> {
-        self.state.read().queue.iter().cloned().collect()
+    ///
+    /// The snapshot is shared with every other `list_keys` until a key is queued
+    /// or popped.
+    pub fn list_keys(&self) -> Snapshot<Arc<str>> {
+        let state = self.state.read();
+        state
+            .keys_snapshot
+            .get_or_build(|| state.queue.iter().cloned().collect())
     }
+    // ANCHOR_END: list_keys
 
     /// Mirrors `DeltaFIFO.GetByKey`: a copy of the deltas queued for `key` (cheap:
     /// the objects are shared).
@@ -258,8 +287,10 @@ impl<T: Send + Sync + 'static> DeltaFifo<T> {
             None => {
                 state.queue.push_back(Arc::clone(&key));
                 state.items.insert(key, Deltas(smallvec::smallvec![delta]));
+                state.keys_snapshot.invalidate();
             }
         }
+        state.list_snapshot.invalidate();
         self.notify.notify_waiters();
         Ok(())
     }
@@ -365,12 +396,12 @@ impl<T: Send + Sync + 'static> DeltaFifo<T> {
         }
         // Known keys that the list no longer has and that have nothing queued.
         if let Some(known) = &self.known_objects {
-            for key in known.list_keys() {
-                if listed.contains(&key) || state.items.contains_key(&key) {
+            for key in known.list_keys().iter() {
+                if listed.contains(key) || state.items.contains_key(key) {
                     continue;
                 }
-                let last_known = known.get_by_key(&key);
-                tombstones.push((key, last_known));
+                let last_known = known.get_by_key(key);
+                tombstones.push((Arc::clone(key), last_known));
             }
         }
         let queued = tombstones.len();
@@ -396,8 +427,8 @@ impl<T: Send + Sync + 'static> DeltaFifo<T> {
             return Ok(());
         };
         let mut state = self.state.write();
-        for key in known.list_keys() {
-            self.sync_key_locked(&mut state, known, key)?;
+        for key in known.list_keys().iter() {
+            self.sync_key_locked(&mut state, known, Arc::clone(key))?;
         }
         Ok(())
     }
@@ -449,6 +480,10 @@ impl<T: Send + Sync + 'static> DeltaFifo<T> {
         let mut process = Some(process);
         wait_for(&self.notify, || {
             let mut state = self.state.write();
+            if !state.queue.is_empty() {
+                state.keys_snapshot.invalidate();
+                state.list_snapshot.invalidate();
+            }
             if let Some((deltas, is_in_initial_list)) = take_front(&mut state) {
                 let process = process.take()?;
                 return Some(
@@ -537,7 +572,7 @@ pub fn dedup_deltas<T>(deltas: &mut Deltas<T>) {
 // ANCHOR_END: dedup_deltas
 
 impl<T: Send + Sync + 'static> KeyLister for DeltaFifo<T> {
-    fn list_keys(&self) -> Vec<Arc<str>> {
+    fn list_keys(&self) -> Snapshot<Arc<str>> {
         DeltaFifo::list_keys(self)
     }
 }
@@ -568,15 +603,19 @@ impl<T: Send + Sync + 'static> Store<T> for DeltaFifo<T> {
         Ok(self.delete_object(obj)?)
     }
 
-    /// Mirrors `DeltaFIFO.List`: the newest object of every queued key.
-    fn list(&self) -> Vec<Arc<T>> {
+    /// Mirrors `DeltaFIFO.List`: the newest object of every queued key, in pop
+    /// order (client-go's map order is random). The snapshot is shared with every
+    /// other `list` until a delta is queued or popped.
+    fn list(&self) -> Snapshot<Arc<T>> {
         let state = self.state.read();
-        state
-            .queue
-            .iter()
-            .filter_map(|key| state.items.get(key))
-            .filter_map(|deltas| deltas.newest().and_then(|d| d.object().cloned()))
-            .collect()
+        state.list_snapshot.get_or_build(|| {
+            state
+                .queue
+                .iter()
+                .filter_map(|key| state.items.get(key))
+                .filter_map(|deltas| deltas.newest()?.object().cloned())
+                .collect()
+        })
     }
 
     fn get(&self, obj: &T) -> Result<Option<Arc<T>>, StoreError> {
@@ -610,11 +649,9 @@ mod ex2_pop {
     /// whose first list has `initial` items left to pop.
     fn state(keys: &[&str], initial: usize) -> FifoState<u32> {
         let mut state = FifoState {
-            items: HashMap::new(),
-            queue: VecDeque::new(),
             populated: true,
             initial_population_count: initial,
-            closed: false,
+            ..FifoState::new()
         };
         for (value, key) in (1..).zip(keys) {
             let key: Arc<str> = Arc::from(*key);

@@ -16,6 +16,10 @@
 //! As for [`DeltaFifo`](crate::DeltaFifo): one mutex; the process function runs
 //! under it; lock order queue, then known objects.
 //!
+//! # Whole-queue reads
+//! As for the DeltaFifo, `list_keys` and `list` hand out a cached [`Snapshot`],
+//! dropped whenever a delta is queued or popped.
+//!
 //! [`tools/cache/the_real_fifo.go`]: https://github.com/kubernetes/client-go/blob/v0.34.0/tools/cache/the_real_fifo.go
 
 use std::collections::VecDeque;
@@ -23,7 +27,10 @@ use std::sync::Arc;
 
 use hashbrown::{HashMap, HashSet};
 use parking_lot::Mutex;
-use stage1_store::{KeyError, KeyFunc, KeyGetter, KeyLister, Store, StoreError};
+use stage1_store::{
+    KeyError, KeyFunc, KeyGetter, KeyLister, Snapshot, SnapshotCell, Store,
+    StoreError,
+};
 use tokio::sync::Notify;
 
 use crate::delta::{Delta, DeltaObject, DeltaType, Deltas, ReplacedAllInfo};
@@ -97,8 +104,20 @@ struct RealFifoState<T> {
     populated: bool,
     initial_population_count: usize,
     closed: bool,
+    /// What `list_keys` last returned; reset when `items` changes.
+    keys_snapshot: SnapshotCell<Arc<str>>,
+    /// What `list` last returned; reset when `items` changes.
+    list_snapshot: SnapshotCell<Arc<T>>,
 }
 // ANCHOR_END: struct
+
+impl<T> RealFifoState<T> {
+    /// Drops the cached snapshots: `items` is about to change.
+    fn forget_snapshots(&mut self) {
+        self.keys_snapshot.invalidate();
+        self.list_snapshot.invalidate();
+    }
+}
 
 impl<T> std::fmt::Debug for RealFifo<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -121,6 +140,8 @@ impl<T: Send + Sync + 'static> RealFifo<T> {
                 populated: false,
                 initial_population_count: 0,
                 closed: false,
+                keys_snapshot: SnapshotCell::new(),
+                list_snapshot: SnapshotCell::new(),
             }),
             notify: Notify::new(),
             key_func: options.key_func,
@@ -158,6 +179,7 @@ impl<T: Send + Sync + 'static> RealFifo<T> {
         delta: Delta<T>,
     ) {
         state.items.push_back((key, delta));
+        state.forget_snapshots();
         self.notify.notify_waiters();
     }
 
@@ -251,14 +273,14 @@ impl<T: Send + Sync + 'static> RealFifo<T> {
             RealFifoMode::NonAtomic { known_objects } => {
                 let queued: HashSet<Arc<str>> =
                     state.items.iter().filter_map(|(k, _)| k.clone()).collect();
-                for key in known_objects.list_keys() {
-                    if queued.contains(&key) {
+                for key in known_objects.list_keys().iter() {
+                    if queued.contains(key) {
                         continue;
                     }
-                    if let Some(obj) = known_objects.get_by_key(&key) {
+                    if let Some(obj) = known_objects.get_by_key(key) {
                         self.push_locked(
                             &mut state,
-                            Some(key),
+                            Some(Arc::clone(key)),
                             Delta::new(DeltaType::Sync, obj),
                         );
                     }
@@ -314,6 +336,7 @@ impl<T: Send + Sync + 'static> RealFifo<T> {
             let mut state = self.state.lock();
             if !state.items.is_empty() {
                 let is_in_initial_list = !has_synced_locked(&state);
+                state.forget_snapshots();
                 let batch = take_batch(&mut state, max);
                 let process = process.take()?;
                 return Some(
@@ -385,12 +408,12 @@ fn replace_tombstones<T>(
         }
         tombstones.push((Arc::clone(key), delta.object().cloned()));
     }
-    for key in known_objects.list_keys() {
-        if listed.contains(&key) || last.contains_key(&key) {
+    for key in known_objects.list_keys().iter() {
+        if listed.contains(key) || last.contains_key(key) {
             continue;
         }
-        let obj = known_objects.get_by_key(&key);
-        tombstones.push((key, obj));
+        let obj = known_objects.get_by_key(key);
+        tombstones.push((Arc::clone(key), obj));
     }
     tombstones
 }
@@ -432,15 +455,18 @@ fn take_batch<T>(state: &mut RealFifoState<T>, max: usize) -> Vec<Delta<T>> {
 
 impl<T: Send + Sync + 'static> KeyLister for RealFifo<T> {
     /// The keys with something queued, in first-seen order.
-    fn list_keys(&self) -> Vec<Arc<str>> {
+    fn list_keys(&self) -> Snapshot<Arc<str>> {
         let state = self.state.lock();
-        let mut seen = HashSet::new();
-        state
-            .items
-            .iter()
-            .filter_map(|(k, _)| k.clone())
-            .filter(|k| seen.insert(Arc::clone(k)))
-            .collect()
+        state.keys_snapshot.get_or_build(|| {
+            let mut seen: HashSet<&Arc<str>> = HashSet::new();
+            state
+                .items
+                .iter()
+                .filter_map(|(k, _)| k.as_ref())
+                .filter(|k| seen.insert(k))
+                .cloned()
+                .collect()
+        })
     }
 }
 
@@ -471,13 +497,16 @@ impl<T: Send + Sync + 'static> Store<T> for RealFifo<T> {
         Ok(self.queue_object(DeltaType::Deleted, obj)?)
     }
 
-    fn list(&self) -> Vec<Arc<T>> {
+    /// Mirrors `RealFIFO.List`: the object of every queued delta, oldest first.
+    fn list(&self) -> Snapshot<Arc<T>> {
         let state = self.state.lock();
-        state
-            .items
-            .iter()
-            .filter_map(|(_, delta)| delta.object().cloned())
-            .collect()
+        state.list_snapshot.get_or_build(|| {
+            state
+                .items
+                .iter()
+                .filter_map(|(_, delta)| delta.object().cloned())
+                .collect()
+        })
     }
 
     fn get(&self, obj: &T) -> Result<Option<Arc<T>>, StoreError> {

@@ -169,10 +169,10 @@ proptest! {
                 Op::Resync => {
                     let known_keys = known_store.list_keys();
                     fifo.resync().unwrap();
-                    for k in known_keys {
-                        if model.queued(&k).is_none() {
-                            let v = known_store.get_by_key(&k).unwrap().val;
-                            model.push(&k, (DeltaType::Sync, Some(v), false));
+                    for k in &known_keys {
+                        if model.queued(k).is_none() {
+                            let v = known_store.get_by_key(k).unwrap().val;
+                            model.push(k, (DeltaType::Sync, Some(v), false));
                         }
                     }
                 }
@@ -197,6 +197,14 @@ proptest! {
             let real_keys: Vec<String> = fifo.list_keys().iter().map(|k| k.to_string()).collect();
             let model_keys: Vec<String> = model.queue.iter().map(|(k, _)| k.clone()).collect();
             prop_assert_eq!(real_keys, model_keys);
+            // `list` is the newest object of each queued key, in pop order.
+            let real_list: Vec<i32> = fifo.list().iter().map(|o| o.val).collect();
+            let model_list: Vec<i32> = model
+                .queue
+                .iter()
+                .filter_map(|(_, deltas)| deltas.last()?.1)
+                .collect();
+            prop_assert_eq!(real_list, model_list);
         }
     }
 }

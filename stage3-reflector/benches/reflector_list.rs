@@ -12,13 +12,16 @@
 //!   figure.
 //! - `reflector_list/build_and_drop_100_pods`: only the fixture, for reference.
 //!
-//! `cargo bench -p stage3-reflector --bench reflector_list --features
-//! bench-mimalloc` runs the same on mimalloc instead of the system allocator.
+//! Like every bench, it runs on the workspace's allocator, mimalloc
+//! (`workspace-allocator`); `cargo bench -p stage3-reflector --bench
+//! reflector_list --features workspace-allocator/system` runs the same on the
+//! system allocator.
 
 use std::collections::BTreeMap;
 use std::hint::black_box;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use workspace_allocator as _;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use k8s_openapi::api::core::v1::{
@@ -35,11 +38,6 @@ use stage3_reflector::{
     WatchOptions,
 };
 use tokio_util::sync::CancellationToken;
-
-/// With `--features bench-mimalloc`, the whole bench runs on mimalloc.
-#[cfg(feature = "bench-mimalloc")]
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 const ITEMS_PER_PAGE: usize = 100;
 const PAGES: usize = 3;

@@ -17,6 +17,7 @@
 use std::convert::Infallible;
 use std::error::Error;
 use std::sync::Arc;
+use workspace_allocator as _;
 
 use k8s_openapi::api::core::v1::Pod;
 use kube::{Api, Config};

@@ -734,7 +734,7 @@ where
                 WatchEnd::InitialEventsEnd => {
                     self.state.lock().resource_version.mark_available();
                     self.store
-                        .replace(temporary.list(), &resource_version)
+                        .replace(temporary.list().to_vec(), &resource_version)
                         .map_err(|source| Error::Sync { source })?;
                     self.set_last_sync_resource_version(&resource_version);
                     return Ok(Some(watch));

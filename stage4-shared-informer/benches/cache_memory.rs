@@ -20,7 +20,7 @@
 //!   `InitApply` per pod, then `InitDone`, as its watcher does for an initial list.
 //!   The writer copies each pod out of the event into its own `Arc`.
 //!
-//! `allocation_counter::measure` gives the bytes still allocated when a fill
+//! `workspace_allocator::measure` gives the bytes still allocated when a fill
 //! returns: the stores are kept alive past the measurement, so that is what each
 //! store holds. The pods themselves (an `Arc<Pod>` each, the same in both stores)
 //! are measured once on their own, and subtracted to give each store's overhead per
@@ -31,6 +31,7 @@
 use std::hint::black_box;
 use std::sync::Arc;
 use std::time::Duration;
+use workspace_allocator as _;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use k8s_openapi::api::core::v1::Pod;
@@ -253,7 +254,7 @@ fn report_memory() {
     // The objects alone: one `Arc<Pod>` each, as both stores hold them. The Vec that
     // keeps them alive is not part of any store.
     let mut objects: Vec<Arc<Pod>> = Vec::with_capacity(PODS);
-    let alone = allocation_counter::measure(|| {
+    let alone = workspace_allocator::measure(|| {
         objects.extend(pods.iter().cloned().map(Arc::new));
     });
     let object_bytes = per_pod(alone.bytes_current);
@@ -263,18 +264,18 @@ fn report_memory() {
     // is dropped after that, so that the machine holds at most two copies of the
     // pods at once.
     let mut ours_plain = None;
-    let plain = allocation_counter::measure(|| {
+    let plain = workspace_allocator::measure(|| {
         ours_plain = Some(informer_cache(&pods, Indexers::new()));
     });
     drop(black_box(ours_plain));
     let mut ours_indexed = None;
-    let indexed = allocation_counter::measure(|| {
+    let indexed = workspace_allocator::measure(|| {
         ours_indexed =
             Some(informer_cache(&pods, stage1_store::namespace_indexers()));
     });
     drop(black_box(ours_indexed));
     let mut theirs = None;
-    let kube = allocation_counter::measure(|| {
+    let kube = workspace_allocator::measure(|| {
         theirs = Some(kube_runtime_store(&pods));
     });
     drop(black_box(theirs));

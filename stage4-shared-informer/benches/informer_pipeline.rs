@@ -27,6 +27,7 @@ use std::future::Future;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
+use workspace_allocator as _;
 
 use criterion::{
     Criterion, SamplingMode, Throughput, criterion_group, criterion_main,

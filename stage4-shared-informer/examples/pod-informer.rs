@@ -12,6 +12,7 @@
 
 use std::sync::Arc;
 use std::time::Duration;
+use workspace_allocator as _;
 
 use k8s_openapi::api::core::v1::Pod;
 use stage3_reflector::KubeListerWatcher;

@@ -39,7 +39,7 @@ macro_rules! delegate {
 }
 
 impl<K: Send + Sync + 'static> stage1_store::KeyLister for InformerQueue<K> {
-    fn list_keys(&self) -> Vec<Arc<str>> {
+    fn list_keys(&self) -> stage1_store::Snapshot<Arc<str>> {
         delegate!(self, q => stage1_store::KeyLister::list_keys(q))
     }
 }
@@ -60,7 +60,7 @@ impl<K: Send + Sync + 'static> Store<K> for InformerQueue<K> {
     fn delete(&self, obj: Arc<K>) -> Result<(), StoreError> {
         delegate!(self, q => q.delete(obj))
     }
-    fn list(&self) -> Vec<Arc<K>> {
+    fn list(&self) -> stage1_store::Snapshot<Arc<K>> {
         delegate!(self, q => q.list())
     }
     fn get(&self, obj: &K) -> Result<Option<Arc<K>>, StoreError> {

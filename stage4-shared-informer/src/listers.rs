@@ -144,7 +144,7 @@ where
     /// returns everything without looking at labels. The order is unspecified.
     /// Memory: one `Arc` per object; nothing is deep copied.
     pub fn list(&self, selector: &Selector) -> Vec<Arc<K>> {
-        filter_by_labels(self.indexer.list(), selector)
+        filter_by_labels(self.indexer.list().to_vec(), selector)
     }
     // ANCHOR_END: list_all
 
@@ -259,13 +259,13 @@ where
     /// avoid it.
     pub fn list(&self, selector: &Selector) -> Vec<Arc<K>> {
         if self.namespace.is_empty() {
-            return filter_by_labels(self.indexer.list(), selector);
+            return filter_by_labels(self.indexer.list().to_vec(), selector);
         }
         match self.indexer.by_index(NAMESPACE_INDEX, &self.namespace) {
             Ok(items) => filter_by_labels(items, selector),
             // client-go ignores whatever error the index returned and scans instead.
             Err(_) => {
-                let mut items = self.indexer.list();
+                let mut items = self.indexer.list().to_vec();
                 items.retain(|obj| {
                     obj.meta().namespace.as_deref() == Some(&*self.namespace)
                 });

@@ -278,9 +278,9 @@ where
         if !self.inner.processor.add_listener(Arc::clone(&listener)) {
             return Err(InformerError::Stopped);
         }
-        for obj in self.inner.indexer.list() {
+        for obj in self.inner.indexer.list().iter() {
             listener.add(Notification::Add {
-                new: obj,
+                new: Arc::clone(obj),
                 is_in_initial_list: true,
             });
         }

@@ -28,6 +28,7 @@ use std::collections::BTreeMap;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
+use workspace_allocator as _;
 
 use k8s_openapi::api::core::v1::Pod;
 use kube::Client;

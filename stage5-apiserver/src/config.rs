@@ -97,12 +97,13 @@ pub struct ServerConfig {
     pub min_request_timeout: Duration,
     /// The resource types served.
     pub resources: Vec<ResourceInfo>,
-    /// `http.Server.ReadHeaderTimeout`: from a request's first byte, its line and
-    /// headers must arrive within this, or the connection is closed without an
-    /// answer (as Go does). Default 32 s.
+    /// `http.Server.ReadHeaderTimeout`: from a request's first byte (for a new
+    /// connection's first request, from the accept), its line and headers must
+    /// arrive within this, or the connection is closed without an answer (as Go
+    /// does). Default 32 s.
     pub read_header_timeout: Duration,
-    /// `http.Server.IdleTimeout`: a connection with no request in flight (a new one
-    /// included) is closed when no request starts within this. A long watch is a
+    /// `http.Server.IdleTimeout`: a keep-alive connection with no request in flight
+    /// is closed when its next request does not start within this. A long watch is a
     /// request in flight, so it is never idle. Default 90 s.
     pub idle_timeout: Duration,
     /// `http.Server.MaxHeaderBytes`: the largest request line plus headers; more is

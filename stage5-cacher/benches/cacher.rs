@@ -33,6 +33,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
+use workspace_allocator as _;
 
 use bytes::Bytes;
 use criterion::{

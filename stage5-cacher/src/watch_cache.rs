@@ -16,8 +16,8 @@ use std::time::Duration;
 
 use parking_lot::{RwLock, RwLockReadGuard};
 use stage1_store::{
-    BoxError, IndexValues, KeyGetter, KeyLister, Store, StoreError, ThreadSafeStore,
-    index_func, indexers, meta_namespace_key_func,
+    BoxError, IndexValues, KeyGetter, KeyLister, Snapshot, Store, StoreError,
+    ThreadSafeStore, index_func, indexers, meta_namespace_key_func,
 };
 use stage3_reflector::{EventType, ResourceVersionUpdater};
 use tokio::sync::watch;
@@ -507,16 +507,21 @@ impl WatchCache {
         predicate: &SelectionPredicate,
     ) -> (Vec<Arc<Object>>, u64) {
         let inner = self.inner.read();
-        let elements = match predicate.field.requires_exact_match("spec.nodeName") {
+        let elements: Snapshot<Arc<StoreElement>> = match predicate
+            .field
+            .requires_exact_match("spec.nodeName")
+        {
             Some(node) if self.info.field_labels.contains(&"spec.nodeName") => inner
                 .store
                 .by_index(NODE_NAME_INDEX, node)
-                .unwrap_or_default(),
+                .unwrap_or_default()
+                .into(),
             _ => match namespace {
                 Some(ns) => inner
                     .store
                     .by_index(NAMESPACE_INDEX, ns)
-                    .unwrap_or_default(),
+                    .unwrap_or_default()
+                    .into(),
                 None => inner.store.list(),
             },
         };
@@ -732,7 +737,8 @@ impl Inner {
     /// the cache's version (what a watch from version 0, or a watch-list, starts
     /// with), whatever the ring holds.
     pub fn all_events_from_store(&self) -> Vec<Arc<WatchCacheEvent>> {
-        let mut elements = self.store.list();
+        let snapshot = self.store.list();
+        let mut elements: Vec<&Arc<StoreElement>> = snapshot.iter().collect();
         elements.sort_unstable_by(|a, b| a.key.cmp(&b.key));
         elements
             .into_iter()
@@ -774,7 +780,7 @@ fn parse_rv(rv: &str) -> Result<u64, StoreError> {
 // The watch cache is the Reflector's store (stage 3 writes into any stage 1
 // `Store`).
 impl KeyLister for WatchCache {
-    fn list_keys(&self) -> Vec<Arc<str>> {
+    fn list_keys(&self) -> Snapshot<Arc<str>> {
         self.inner.read().store.list_keys()
     }
 }
@@ -798,12 +804,12 @@ impl Store<Object> for WatchCache {
         self.process_event(EventType::Deleted, obj)
     }
 
-    fn list(&self) -> Vec<Arc<Object>> {
+    fn list(&self) -> Snapshot<Arc<Object>> {
         self.inner
             .read()
             .store
             .list()
-            .into_iter()
+            .iter()
             .map(|e| Arc::clone(e.object.object()))
             .collect()
     }

@@ -13,6 +13,7 @@
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use workspace_allocator as _;
 
 use bytes::Bytes;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};

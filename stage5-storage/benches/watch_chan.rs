@@ -15,6 +15,7 @@
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use workspace_allocator as _;
 
 use bytes::Bytes;
 use criterion::{

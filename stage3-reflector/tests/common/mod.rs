@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use k8s_openapi::api::core::v1::Pod;
 use parking_lot::Mutex;
-use stage1_store::{Cache, KeyGetter, KeyLister, Store, StoreError};
+use stage1_store::{Cache, KeyGetter, KeyLister, Snapshot, Store, StoreError};
 use stage3_reflector::{
     Call, Error, FakeListerWatcher, ListerWatcher, Reflector, ReflectorOptions,
     WatchOptions,
@@ -261,7 +261,7 @@ fn name_of(pod: &Pod) -> String {
 }
 
 impl KeyLister for RecordingStore {
-    fn list_keys(&self) -> Vec<Arc<str>> {
+    fn list_keys(&self) -> Snapshot<Arc<str>> {
         self.cache.list_keys()
     }
 }
@@ -288,7 +288,7 @@ impl Store<Pod> for RecordingStore {
         self.cache.delete(obj)
     }
 
-    fn list(&self) -> Vec<Arc<Pod>> {
+    fn list(&self) -> Snapshot<Arc<Pod>> {
         self.cache.list()
     }
 

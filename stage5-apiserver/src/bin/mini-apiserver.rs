@@ -24,6 +24,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
+use workspace_allocator as _;
 
 use clap::Parser;
 use stage5_apiserver::config::{
@@ -76,12 +77,13 @@ struct Args {
     /// Events each resource's watch cache keeps.
     #[arg(long, default_value_t = DEFAULT_WATCH_CACHE_CAPACITY)]
     watch_cache_capacity: usize,
-    /// From a request's first byte, how long its line and headers may take
+    /// From a request's first byte (a new connection's: from the accept), how long
+    /// its line and headers may take
     /// (`http.Server.ReadHeaderTimeout`, 32s in apiserver's secure serving; no flag
     /// upstream). A Go-style duration: `32s`, `500ms`, `2m`. [default: 32s]
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     read_header_timeout: Option<Duration>,
-    /// How long a connection may wait for its next request, a new one included
+    /// How long a keep-alive connection may wait for its next request
     /// (`http.Server.IdleTimeout`, 90s upstream; no flag upstream). Watches are never
     /// idle. [default: 90s]
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
@@ -106,8 +108,18 @@ struct Args {
     log: String,
 }
 
-#[tokio::main]
-async fn main() -> ExitCode {
+fn main() -> ExitCode {
+    // The workspace's runtime: workers hand freed memory back when they go idle.
+    match workspace_allocator::runtime() {
+        Ok(runtime) => runtime.block_on(serve()),
+        Err(error) => {
+            eprintln!("mini-apiserver: cannot start the runtime: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn serve() -> ExitCode {
     let args = Args::parse();
     let filter = tracing_subscriber::EnvFilter::try_new(&args.log)
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));

@@ -16,6 +16,11 @@
 //! Idle, ReadingHeaders ─hyper writes its own 400/414/431─► Rejecting
 //! ```
 //!
+//! The first request is the exception, as in Go's `conn.serve`: its header
+//! deadline is set when the connection is accepted, not at its first byte, so a
+//! client that connects and sends nothing is closed after the read header
+//! timeout (32 s), and the idle timeout (90 s) only ever runs between requests.
+//!
 //! A watch is `Serving` for as long as it streams, so neither deadline applies to
 //! it. hyper's own `header_read_timeout` is not used: it also runs while a
 //! keep-alive connection waits for its next request, so it cannot be 32 s while the
@@ -118,13 +123,17 @@ pub(super) struct TimedIo<T> {
     deadline: Pin<Box<Sleep>>,
     /// Whether a `Status` answer was written: the connection should linger.
     rejected: bool,
+    /// No byte read yet: the deadline running is the first request's header
+    /// deadline, set at the accept.
+    first_request: bool,
 }
 
 impl<T> TimedIo<T>
 where
     T: AsyncRead + AsyncWrite + Unpin,
 {
-    /// A freshly accepted connection: idle, its idle deadline running.
+    /// A freshly accepted connection: no request yet, the first request's header
+    /// deadline running from now (Go sets it before reading the first request).
     pub(super) fn new(io: T, limits: Limits, exchanges: Arc<Exchanges>) -> Self {
         TimedIo {
             io,
@@ -132,8 +141,9 @@ where
             exchanges,
             started_seen: 0,
             phase: Phase::Idle,
-            deadline: Box::pin(tokio::time::sleep(limits.idle_timeout)),
+            deadline: Box::pin(tokio::time::sleep(limits.read_header_timeout)),
             rejected: false,
+            first_request: true,
         }
     }
 
@@ -169,7 +179,10 @@ where
                 self.phase = Phase::ReadingHeaders {
                     line_ended: newline,
                 };
-                self.restart_deadline(self.limits.read_header_timeout);
+                // The first request's deadline has run since the accept.
+                if !std::mem::take(&mut self.first_request) {
+                    self.restart_deadline(self.limits.read_header_timeout);
+                }
             }
             Phase::ReadingHeaders { line_ended } => *line_ended |= newline,
             Phase::Serving | Phase::Rejecting(_) => {}
@@ -523,18 +536,50 @@ mod tests {
         (received, Instant::now())
     }
 
+    /// Sends one whole request and reads its whole answer (the body is `ok`).
+    async fn one_exchange(client: &mut DuplexStream) {
+        client
+            .write_all(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+            .await
+            .unwrap();
+        let mut answer = Vec::new();
+        tokio::time::timeout(Duration::from_secs(3600), async {
+            while !answer.ends_with(b"\r\n\r\nok") {
+                let mut byte = [0u8; 1];
+                client.read_exact(&mut byte).await.unwrap();
+                answer.push(byte[0]);
+            }
+        })
+        .await
+        .expect("an answer");
+        assert!(answer.starts_with(b"HTTP/1.1 200"), "{answer:?}");
+    }
+
     #[tokio::test(start_paused = true)]
-    async fn a_new_connection_is_closed_after_exactly_the_idle_timeout() {
+    async fn a_new_silent_connection_is_closed_after_the_read_header_timeout() {
         let opened = Instant::now();
         let mut client = serve_one();
         let (received, closed) = read_to_end(&mut client).await;
         assert!(received.is_empty());
-        assert_eq!(closed - opened, LIMITS.idle_timeout);
+        assert_eq!(closed - opened, LIMITS.read_header_timeout);
     }
 
     #[tokio::test(start_paused = true)]
-    async fn headers_get_the_read_header_timeout_from_their_first_byte() {
+    async fn the_first_request_header_deadline_runs_from_the_accept() {
+        let opened = Instant::now();
         let mut client = serve_one();
+        // Half a request after 20 s: the deadline is still the accept's.
+        tokio::time::sleep(Duration::from_secs(20)).await;
+        client.write_all(b"GET / HTTP/1.1\r\n").await.unwrap();
+        let (received, closed) = read_to_end(&mut client).await;
+        assert!(received.is_empty());
+        assert_eq!(closed - opened, LIMITS.read_header_timeout);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn later_headers_get_the_read_header_timeout_from_their_first_byte() {
+        let mut client = serve_one();
+        one_exchange(&mut client).await;
         // Idle for most of the idle timeout, then half a request.
         tokio::time::sleep(Duration::from_secs(60)).await;
         client
@@ -550,19 +595,7 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn after_a_response_the_idle_timeout_starts_again() {
         let mut client = serve_one();
-        client
-            .write_all(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
-            .await
-            .unwrap();
-        let mut head = [0u8; 12];
-        tokio::time::timeout(
-            Duration::from_secs(3600),
-            client.read_exact(&mut head),
-        )
-        .await
-        .expect("an answer")
-        .unwrap();
-        assert_eq!(&head, b"HTTP/1.1 200");
+        one_exchange(&mut client).await;
         let answered = Instant::now();
         let (_, closed) = read_to_end(&mut client).await;
         assert_eq!(closed - answered, LIMITS.idle_timeout);

@@ -1,7 +1,7 @@
 //! The server's connections over raw TCP, as Go's `http.Server` in apiserver's
-//! `secure_serving.go` treats them: an idle connection (a new one included) is
-//! closed after the idle timeout, a slow request line or header after the read
-//! header timeout, a watch is never idle, the connection cap makes the next
+//! `secure_serving.go` treats them: a new connection that sends nothing, and a
+//! slow request line or header, are closed after the read header timeout, a
+//! keep-alive connection between requests after the idle timeout, a watch is never idle, the connection cap makes the next
 //! connection wait until one closes, and a request rejected before routing (414,
 //! 431, unknown path, method) still gets a Kubernetes `Status`.
 //!
@@ -138,15 +138,17 @@ async fn assert_quiet(stream: &mut TcpStream, window: Duration, what: &str) {
 }
 
 #[tokio::test]
-async fn an_idle_connection_is_closed_after_the_idle_timeout() {
+async fn a_silent_new_connection_gets_the_header_timeout_a_kept_one_the_idle_timeout()
+ {
     let server = start(
         ServerConfig::for_tests()
             .idle_timeout(SHORT)
-            .read_header_timeout(LONG),
+            .read_header_timeout(SHORT * 2),
     )
     .await;
 
-    // A connection that never sends a request.
+    // A connection that never sends a request: closed by the first request's
+    // header deadline, which runs from the accept (Go's `conn.serve`).
     let mut silent = connect(&server).await;
     let opened = Instant::now();
     let received = read_until_closed(&mut silent).await;
@@ -155,12 +157,12 @@ async fn an_idle_connection_is_closed_after_the_idle_timeout() {
         "closed without an answer: {received:?}"
     );
     assert!(
-        opened.elapsed() >= SHORT - Duration::from_millis(50),
-        "not before the idle timeout: {:?}",
+        opened.elapsed() >= SHORT * 2 - Duration::from_millis(50),
+        "not before the read header timeout: {:?}",
         opened.elapsed()
     );
 
-    // A keep-alive connection after its request.
+    // A keep-alive connection after its request: the idle timeout.
     let mut kept = connect(&server).await;
     kept.write_all(get("/healthz").as_bytes())
         .await
@@ -168,7 +170,11 @@ async fn an_idle_connection_is_closed_after_the_idle_timeout() {
     assert_eq!(read_answer(&mut kept).await.code, 200);
     let answered = Instant::now();
     assert!(read_until_closed(&mut kept).await.is_empty());
-    assert!(answered.elapsed() >= SHORT - Duration::from_millis(50));
+    let idle = answered.elapsed();
+    assert!(
+        idle >= SHORT - Duration::from_millis(50) && idle < SHORT * 2,
+        "after the idle timeout, before the header timeout: {idle:?}"
+    );
     server.shutdown().await;
 }
 
@@ -193,9 +199,14 @@ async fn a_slowloris_is_closed_after_the_read_header_timeout() {
     );
     assert!(started.elapsed() >= SHORT - Duration::from_millis(50));
 
-    // The header timeout runs from the first byte of a request, after the idle
-    // wait: a request whose start is late but whose headers are quick is served.
+    // Between requests the header timeout runs from the next request's first
+    // byte, after the idle wait: a keep-alive connection whose second request
+    // starts late but whose headers are quick is served.
     let mut late = connect(&server).await;
+    late.write_all(get("/healthz").as_bytes())
+        .await
+        .expect("write");
+    assert_eq!(read_answer(&mut late).await.code, 200);
     assert_quiet(&mut late, SHORT * 2, "an idle connection within LONG").await;
     late.write_all(get("/healthz").as_bytes())
         .await

@@ -372,6 +372,12 @@ pub struct FanoutReport {
     /// The server's VmRSS at the end of the write phase (watches still open), in
     /// KiB.
     pub rss_after_kib: Option<u64>,
+    /// CPU seconds the server used from the first watch opened to the last event
+    /// drained (`/proc/PID/stat`; needs `pid`).
+    pub server_cpu_seconds: Option<f64>,
+    /// CPU seconds this tool used over the same span: when it nears the cores the
+    /// machine has, the tool, not the server, is the limit.
+    pub tool_cpu_seconds: Option<f64>,
 }
 
 impl FanoutReport {
@@ -388,6 +394,8 @@ impl FanoutReport {
         let kib = |v: Option<u64>| {
             v.map_or("-".to_string(), |v| format!("{:.1} MiB", v as f64 / 1024.0))
         };
+        let cpu =
+            |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.2} s"));
         let rows: Vec<(&str, String)> = vec![
             ("server", self.server.clone()),
             (
@@ -433,6 +441,8 @@ impl FanoutReport {
             ("server RSS before", kib(self.rss_before_kib)),
             ("server RSS prefilled", kib(self.rss_after_prefill_kib)),
             ("server RSS after", kib(self.rss_after_kib)),
+            ("server CPU", cpu(self.server_cpu_seconds)),
+            ("tool CPU", cpu(self.tool_cpu_seconds)),
         ];
         let mut out = String::new();
         for (name, value) in rows {
@@ -443,6 +453,71 @@ impl FanoutReport {
         }
         out
     }
+}
+
+/// Two runs of the same load side by side (`--compare`): one row per figure, and
+/// the second server's figure over the first's.
+pub fn compare_table(a: &FanoutReport, b: &FanoutReport) -> String {
+    let ratio = |x: f64, y: f64| {
+        if x > 0.0 {
+            format!("{:.2}", y / x)
+        } else {
+            "-".to_string()
+        }
+    };
+    fn mib(kib: Option<u64>) -> Option<f64> {
+        kib.map(|kib| kib as f64 / 1024.0)
+    }
+    let number = |v: Option<f64>, unit: &str, digits: usize| {
+        v.map_or("-".to_string(), |v| format!("{v:.digits$}{unit}"))
+    };
+    // (figure, how to read it off a report, unit, decimals)
+    type Figure = fn(&FanoutReport) -> Option<f64>;
+    let rows: [(&str, Figure, &str, usize); 12] = [
+        (
+            "watches established",
+            |r| Some(r.watches_established as f64),
+            "",
+            0,
+        ),
+        (
+            "events delivered",
+            |r| Some(r.events_delivered as f64),
+            "",
+            0,
+        ),
+        ("events expected", |r| Some(r.events_expected as f64), "", 0),
+        ("events/s", |r| Some(r.events_per_second), "", 0),
+        ("latency p50", |r| Some(r.latency.p50_ms), " ms", 2),
+        ("latency p99", |r| Some(r.latency.p99_ms), " ms", 2),
+        ("latency max", |r| Some(r.latency.max_ms), " ms", 2),
+        ("watches broken", |r| Some(r.watches_broken as f64), "", 0),
+        ("errors", |r| Some(r.errors as f64), "", 0),
+        ("server RSS after", |r| mib(r.rss_after_kib), " MiB", 1),
+        ("server CPU", |r| r.server_cpu_seconds, " s", 2),
+        ("tool CPU", |r| r.tool_cpu_seconds, " s", 2),
+    ];
+    let mut out = format!("{:<22} {:>14} {:>14} {:>8}\n", "", "A", "B", "B/A");
+    out.push_str(&format!("{:<22} {}\n", "A", a.server));
+    out.push_str(&format!("{:<22} {}\n", "B", b.server));
+    for (name, figure, unit, digits) in rows {
+        let (x, y) = (figure(a), figure(b));
+        let r = match (x, y) {
+            (Some(x), Some(y)) => ratio(x, y),
+            _ => "-".to_string(),
+        };
+        out.push_str(&format!(
+            "{name:<22} {:>14} {:>14} {r:>8}\n",
+            number(x, unit, digits),
+            number(y, unit, digits)
+        ));
+    }
+    for (label, report) in [("A", a), ("B", b)] {
+        for sample in &report.error_samples {
+            out.push_str(&format!("{:<22} {sample}\n", format!("error ({label})")));
+        }
+    }
+    out
 }
 
 /// A log-linear histogram of microseconds with atomic buckets: exact below 64 µs,
@@ -630,6 +705,29 @@ pub fn read_rss_kib(pid: u32) -> Option<u64> {
         .find_map(|line| line.strip_prefix("VmRSS:"))
         .and_then(|rest| rest.split_whitespace().next())
         .and_then(|kib| kib.parse().ok())
+}
+
+/// The CPU time a process has used, user plus system, in seconds: fields 14 and 15
+/// of `/proc/PID/stat` (`utime`, `stime`), in clock ticks of `USER_HZ`, which Linux
+/// fixes at 100 for this interface. `pid` `None` reads this process.
+pub fn read_cpu_seconds(pid: Option<u32>) -> Option<f64> {
+    let path = match pid {
+        Some(pid) => format!("/proc/{pid}/stat"),
+        None => "/proc/self/stat".to_string(),
+    };
+    cpu_seconds_of_stat(&std::fs::read_to_string(path).ok()?)
+}
+
+/// [`read_cpu_seconds`] on the text of a `stat` file. The command name (field 2)
+/// may hold spaces and parentheses, so fields are counted after its last `)`.
+pub fn cpu_seconds_of_stat(stat: &str) -> Option<f64> {
+    const USER_HZ: f64 = 100.0;
+    let after_name = &stat[stat.rfind(')')? + 1..];
+    // After the name, field 3 (state) is the first: utime is field 14, stime 15.
+    let mut fields = after_name.split_whitespace().skip(11);
+    let utime: u64 = fields.next()?.parse().ok()?;
+    let stime: u64 = fields.next()?.parse().ok()?;
+    Some((utime + stime) as f64 / USER_HZ)
 }
 
 /// This process's soft limit on open files, from `/proc/self/limits`.
@@ -864,6 +962,8 @@ pub async fn run(config: &FanoutConfig) -> Result<FanoutReport, FanoutError> {
         (config.duration + config.open_timeout + config.drain_timeout).as_secs()
             + 60;
     let opened_at = Instant::now();
+    let server_cpu_start = config.pid.and_then(|pid| read_cpu_seconds(Some(pid)));
+    let tool_cpu_start = read_cpu_seconds(None);
     let nodes = if config.node_selector {
         config.nodes
     } else {
@@ -872,7 +972,10 @@ pub async fn run(config: &FanoutConfig) -> Result<FanoutReport, FanoutError> {
     let mut watchers_on_node = vec![0u64; nodes];
     let opens = futures::stream::iter(0..config.watchers)
         .map(|i| {
-            let client = client.clone();
+            // Each watch is a client of its own, with its own connection pool:
+            // one HTTP/1.1 connection per watch, as N kubelets are, never a
+            // connection shared with the writes or another watch.
+            let client = build_client(config);
             let node = i % nodes;
             let mut path = format!(
                 "{pods_path}?watch=true&allowWatchBookmarks=true&timeoutSeconds={timeout_seconds}&resourceVersion={resource_version}"
@@ -881,6 +984,7 @@ pub async fn run(config: &FanoutConfig) -> Result<FanoutReport, FanoutError> {
                 path.push_str(&format!("&fieldSelector=spec.nodeName%3Dnode-{node}"));
             }
             async move {
+                let client = client.map_err(|error| error.to_string())?;
                 let request = build_request(Method::GET, &path, Vec::new(), "application/json")
                     .ok_or_else(|| format!("bad watch path {path}"))?;
                 let response = send(&client, request, &[StatusCode::OK]).await?;
@@ -963,6 +1067,12 @@ pub async fn run(config: &FanoutConfig) -> Result<FanoutReport, FanoutError> {
         let _ = tokio::time::timeout_at(wake, notified).await;
     }
     report.rss_after_kib = config.pid.and_then(read_rss_kib);
+    report.server_cpu_seconds = server_cpu_start.and_then(|start| {
+        let end = read_cpu_seconds(Some(config.pid?))?;
+        Some(end - start)
+    });
+    report.tool_cpu_seconds =
+        tool_cpu_start.and_then(|start| Some(read_cpu_seconds(None)? - start));
     stop.cancel();
     readers.close();
     if tokio::time::timeout(Duration::from_secs(30), readers.wait())
@@ -1351,6 +1461,48 @@ mod tests {
             LineKind::Error
         );
         assert_eq!(SEQ_KEY, format!("\"{SEQ_ANNOTATION}\""));
+    }
+
+    #[test]
+    fn cpu_seconds_are_read_after_the_command_name() {
+        // A command name with a space and a parenthesis, as `comm` may hold.
+        let stat = "4242 (mini (api) srv) S 1 4242 4242 0 -1 4194560 900 0 0 0 \
+                    1234 567 0 0 20 0 9 0 100 1000 200 18446744073709551615";
+        assert_eq!(cpu_seconds_of_stat(stat), Some(18.01));
+        assert_eq!(cpu_seconds_of_stat("4242 (x) S 1"), None);
+        // This process has a stat file and has used some CPU.
+        assert!(read_cpu_seconds(None).is_some_and(|s| s >= 0.0));
+    }
+
+    #[test]
+    fn the_comparison_puts_the_second_over_the_first() {
+        let a = FanoutReport {
+            server: "http://127.0.0.1:8080".into(),
+            events_per_second: 1000.0,
+            server_cpu_seconds: Some(4.0),
+            ..FanoutReport::default()
+        };
+        let b = FanoutReport {
+            server: "https://127.0.0.1:6443".into(),
+            events_per_second: 500.0,
+            server_cpu_seconds: Some(10.0),
+            ..FanoutReport::default()
+        };
+        let table = compare_table(&a, &b);
+        let row = |name: &str| {
+            table
+                .lines()
+                .find(|line| line.starts_with(name))
+                .map(|line| line.split_whitespace().collect::<Vec<_>>())
+                .unwrap_or_default()
+        };
+        assert_eq!(row("events/s"), ["events/s", "1000", "500", "0.50"]);
+        assert_eq!(
+            row("server CPU"),
+            ["server", "CPU", "4.00", "s", "10.00", "s", "2.50"]
+        );
+        assert_eq!(row("tool CPU").last(), Some(&"-"));
+        assert!(table.contains("https://127.0.0.1:6443"));
     }
 
     #[test]

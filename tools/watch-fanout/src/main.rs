@@ -2,8 +2,8 @@
 //! API server (this workspace's `mini-apiserver` or a real one), drives W writes per
 //! second for D seconds, and reports events delivered per second, p50/p99/max
 //! latency from each write's acknowledgement to each watcher's receipt, broken
-//! watches, errors and the server's RSS. The logic lives in the `watch_fanout`
-//! library (`src/lib.rs`).
+//! watches, errors, and the server's RSS and CPU seconds (with `--pid`). The logic
+//! lives in the `watch_fanout` library (`src/lib.rs`).
 //!
 //! ```text
 //! cargo build --release -p stage5-apiserver -p watch-fanout
@@ -23,12 +23,22 @@
 //!     --namespace fanout --watchers 100
 //! ```
 //!
+//! Two servers under the same load, one after the other, in one table (here the
+//! same mini-apiserver over TLS on real etcd against any other API server):
+//!
+//! ```text
+//! watch-fanout --server https://127.0.0.1:6443 --certificate-authority ca.crt --pid $MINI \
+//!     --compare https://127.0.0.1:7443 --compare-certificate-authority other-ca.crt \
+//!     --compare-pid $OTHER --watchers 1000 --writes-per-second 100 --duration 10
+//! ```
+//!
 //! Exits 0 when every expected event arrived and nothing broke, 1 otherwise, and 2
 //! when the run could not be made (a refused flag, the open-file limit, an
 //! unreachable server).
 
 use std::process::ExitCode;
 use std::time::Duration;
+use workspace_allocator as _;
 
 use clap::Parser;
 use watch_fanout as fanout;
@@ -91,6 +101,19 @@ struct Args {
     /// Print the report as JSON instead of a table.
     #[arg(long)]
     json: bool,
+    /// After the run, run the same load against this second server and print
+    /// both side by side (the `B/A` column is the second over the first).
+    #[arg(long, value_name = "SERVER")]
+    compare: Option<String>,
+    /// The second server's pid (`--pid` for `--compare`).
+    #[arg(long, value_name = "PID", requires = "compare")]
+    compare_pid: Option<u32>,
+    /// The second server's CA file (`--certificate-authority` for `--compare`).
+    #[arg(long, value_name = "FILE", requires = "compare")]
+    compare_certificate_authority: Option<std::path::PathBuf>,
+    /// The second server's bearer token (`--token` for `--compare`).
+    #[arg(long, requires = "compare")]
+    compare_token: Option<String>,
 }
 
 fn seconds(flag: &str, value: f64) -> Result<Duration, String> {
@@ -144,6 +167,33 @@ async fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if let Some(second) = args.compare {
+        let config = FanoutConfig {
+            server: second,
+            pid: args.compare_pid,
+            certificate_authority: args.compare_certificate_authority,
+            token: args.compare_token,
+            ..config
+        };
+        let other = match fanout::run(&config).await {
+            Ok(other) => other,
+            Err(error) => {
+                eprintln!("watch-fanout: the second server: {error}");
+                return ExitCode::from(2);
+            }
+        };
+        if args.json {
+            let both = serde_json::json!({ "a": report, "b": other });
+            println!("{both:#}");
+        } else {
+            print!("{}", fanout::compare_table(&report, &other));
+        }
+        return if report.complete() && other.complete() {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::FAILURE
+        };
+    }
     if args.json {
         match serde_json::to_string_pretty(&report) {
             Ok(json) => println!("{json}"),
