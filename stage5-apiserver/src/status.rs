@@ -100,11 +100,29 @@ impl ApiError {
 
     /// 413 RequestEntityTooLarge (`apierrors.NewRequestEntityTooLargeError`).
     pub fn too_large(limit: usize) -> Self {
+        Self::request_entity_too_large(format!("limit is {limit}"))
+    }
+
+    /// 413 RequestEntityTooLarge with upstream's prefix before `message`
+    /// (`apierrors.NewRequestEntityTooLargeError`).
+    pub fn request_entity_too_large(message: impl std::fmt::Display) -> Self {
         failure(
             413,
             "RequestEntityTooLarge",
-            format!("Request entity too large: limit is {limit}"),
+            format!("Request entity too large: {message}"),
             None,
+        )
+    }
+
+    /// 422 `Invalid` as `apierrors.NewGenericServerResponse(422, …)` builds it with
+    /// no resource and no name: its fixed message, empty details, and the cause
+    /// not passed on (upstream answers a failed JSON Patch operation so).
+    pub fn unprocessable() -> Self {
+        failure(
+            422,
+            "Invalid",
+            "the server rejected our request due to an error in our request".into(),
+            Some(StatusDetails::default()),
         )
     }
 

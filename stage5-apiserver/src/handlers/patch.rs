@@ -3,9 +3,17 @@
 //!
 //! | Content-Type                               | Here                                        |
 //! |--------------------------------------------|---------------------------------------------|
-//! | `application/merge-patch+json`             | JSON merge patch (RFC 7386)                 |
+//! | `application/json-patch+json`              | JSON Patch (RFC 6902), the `json-patch` crate |
+//! | `application/merge-patch+json`             | JSON merge patch (RFC 7386), the same crate |
 //! | `application/strategic-merge-patch+json`   | treated as a JSON merge patch (see below)   |
-//! | `application/json-patch+json`, apply-patch | 415 UnsupportedMediaType                    |
+//! | `application/apply-patch+yaml`             | 415 UnsupportedMediaType                    |
+//!
+//! Both RFC patches go through the `json-patch` crate, as kube-apiserver's go
+//! through `github.com/evanphx/json-patch`. As upstream's `applyJSPatch`: a JSON
+//! Patch that does not decode is 400, one of more than 10,000 operations is 413,
+//! and one whose operation fails (a `test` that does not match, a path that does
+//! not exist) is 422 `Invalid` with `NewGenericServerResponse`'s message. The
+//! crate applies the operations atomically: a failed patch changes nothing.
 //!
 //! A strategic merge patch differs from a merge patch only for lists whose schema
 //! names a merge key (`containers` by `name`, for example): strategic merge merges
@@ -27,8 +35,8 @@ use stage5_storage::{
 
 use super::rest::*;
 
-/// Mirrors `PatchResource` for merge patches: inside `GuaranteedUpdate`, the current
-/// object is encoded, patched (RFC 7386) and decoded again. A resourceVersion in the
+/// Mirrors `PatchResource` for JSON and merge patches: inside `GuaranteedUpdate`, the
+/// current object is encoded, patched (RFC 6902 or 7386) and decoded again. A resourceVersion in the
 /// patch is a precondition; uid cannot change (409). The patched object is
 /// validated as an update ([`validation::validate_update`]) before it is stored:
 /// a changed name or namespace (`field is immutable`), a bad label or annotation
@@ -38,18 +46,11 @@ pub(crate) async fn patch(
     resource: &RegisteredResource,
     namespace: Option<&str>,
     name: &str,
-    _patch_type: PatchType,
+    patch_type: PatchType,
     body: &[u8],
 ) -> Result<Response, ApiError> {
     let info = resource.info.clone();
-    let patch: Value = serde_json::from_slice(body).map_err(|e| {
-        ApiError::bad_request(format!(
-            "the body of the request could not be decoded: {e}"
-        ))
-    })?;
-    if !patch.is_object() {
-        return Err(ApiError::bad_request("a merge patch must be a JSON object"));
-    }
+    let patch = Patch::decode(patch_type, body)?;
     let key = object_key(&info, namespace, name);
     let rejection = Rejection::default();
     let rejected = rejection.clone();
@@ -62,7 +63,9 @@ pub(crate) async fn patch(
                 rejected.clear();
                 let mut value = serde_json::to_value(current)
                     .map_err(|e| StorageError::Internal(e.to_string()))?;
-                merge_patch(&mut value, &patch);
+                if let Err(error) = patch.apply(&mut value) {
+                    return Err(rejected.reject(error));
+                }
                 let mut next: Object = serde_json::from_value(value).map_err(|e| {
                     StorageError::BadRequest(format!("the patched object is not valid: {e}"))
                 })?;
@@ -97,6 +100,8 @@ pub(crate) async fn patch(
 /// The patch types this server applies.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PatchType {
+    /// `application/json-patch+json`.
+    Json,
     /// `application/merge-patch+json`.
     Merge,
     /// `application/strategic-merge-patch+json`, applied as a merge patch.
@@ -105,6 +110,7 @@ pub enum PatchType {
 
 /// The media types accepted for PATCH.
 pub const SUPPORTED: &[&str] = &[
+    "application/json-patch+json",
     "application/merge-patch+json",
     "application/strategic-merge-patch+json",
 ];
@@ -119,6 +125,7 @@ impl PatchType {
             .trim()
             .to_ascii_lowercase();
         match media.as_str() {
+            "application/json-patch+json" => Ok(PatchType::Json),
             "application/merge-patch+json" => Ok(PatchType::Merge),
             "application/strategic-merge-patch+json" => {
                 Ok(PatchType::StrategicMerge)
@@ -128,25 +135,65 @@ impl PatchType {
     }
 }
 
-/// Mirrors `jsonpatch.MergePatch` (RFC 7386): objects merge key by key, `null`
-/// deletes a key, anything else replaces.
-pub fn merge_patch(target: &mut Value, patch: &Value) {
-    let Value::Object(patch_map) = patch else {
-        *target = patch.clone();
-        return;
-    };
-    if !target.is_object() {
-        *target = Value::Object(serde_json::Map::new());
+/// Upstream's `maxJSONPatchOperations`: the most operations one JSON Patch may hold.
+pub const MAX_JSON_PATCH_OPERATIONS: usize = 10_000;
+
+/// A decoded patch body, ready to apply to each attempt's current object.
+#[derive(Clone, Debug)]
+enum Patch {
+    /// RFC 6902 operations.
+    Json(json_patch::Patch),
+    /// An RFC 7386 merge patch (also what a strategic merge patch is applied as).
+    Merge(Value),
+}
+
+impl Patch {
+    /// Mirrors the decoding half of `applyJSPatch`: 400 for a body that is not a
+    /// patch of its type, 413 for a JSON Patch over [`MAX_JSON_PATCH_OPERATIONS`].
+    fn decode(patch_type: PatchType, body: &[u8]) -> Result<Patch, ApiError> {
+        let undecodable = |e: serde_json::Error| {
+            ApiError::bad_request(format!(
+                "the body of the request could not be decoded: {e}"
+            ))
+        };
+        match patch_type {
+            PatchType::Json => {
+                let patch: json_patch::Patch =
+                    serde_json::from_slice(body).map_err(undecodable)?;
+                if patch.0.len() > MAX_JSON_PATCH_OPERATIONS {
+                    return Err(ApiError::request_entity_too_large(format!(
+                        "The allowed maximum operations in a JSON patch is \
+                         {MAX_JSON_PATCH_OPERATIONS}, got {}",
+                        patch.0.len()
+                    )));
+                }
+                Ok(Patch::Json(patch))
+            }
+            PatchType::Merge | PatchType::StrategicMerge => {
+                let patch: Value =
+                    serde_json::from_slice(body).map_err(undecodable)?;
+                if !patch.is_object() {
+                    return Err(ApiError::bad_request(
+                        "a merge patch must be a JSON object",
+                    ));
+                }
+                Ok(Patch::Merge(patch))
+            }
+        }
     }
-    if let Value::Object(target_map) = target {
-        for (key, value) in patch_map {
-            if value.is_null() {
-                target_map.remove(key);
-            } else {
-                merge_patch(
-                    target_map.entry(key.clone()).or_insert(Value::Null),
-                    value,
-                );
+
+    /// Applies the patch to `target` (`jsonpatch.Patch.Apply` or
+    /// `jsonpatch.MergePatch`). A JSON Patch operation that fails leaves `target`
+    /// unchanged and is 422 `Invalid`, as upstream answers it.
+    fn apply(&self, target: &mut Value) -> Result<(), ApiError> {
+        match self {
+            Patch::Json(patch) => json_patch::patch(target, &patch.0).map_err(|e| {
+                tracing::debug!(error = %e, "a JSON patch failed");
+                ApiError::unprocessable()
+            }),
+            Patch::Merge(patch) => {
+                json_patch::merge(target, patch);
+                Ok(())
             }
         }
     }
@@ -186,9 +233,87 @@ mod tests {
             ),
         ];
         for (mut target, patch, want) in cases {
-            merge_patch(&mut target, &patch);
-            assert_eq!(target, want, "{patch}");
+            let text = patch.to_string();
+            Patch::Merge(patch)
+                .apply(&mut target)
+                .expect("a merge applies");
+            assert_eq!(target, want, "{text}");
         }
+    }
+
+    fn json_patch(body: serde_json::Value) -> Result<Patch, ApiError> {
+        Patch::decode(PatchType::Json, body.to_string().as_bytes())
+    }
+
+    #[test]
+    fn rfc6902_operations_apply_in_order() {
+        let mut target =
+            json!({"metadata": {"labels": {"app": "web"}}, "spec": {"replicas": 1}});
+        json_patch(json!([
+            {"op": "test", "path": "/spec/replicas", "value": 1},
+            {"op": "replace", "path": "/spec/replicas", "value": 3},
+            {"op": "add", "path": "/metadata/labels/tier", "value": "front"},
+            {"op": "remove", "path": "/metadata/labels/app"},
+            {"op": "copy", "from": "/metadata/labels/tier", "path": "/metadata/labels/copy"},
+        ]))
+        .expect("decodes")
+        .apply(&mut target)
+        .expect("applies");
+        assert_eq!(
+            target,
+            json!({"metadata": {"labels": {"tier": "front", "copy": "front"}},
+                   "spec": {"replicas": 3}})
+        );
+    }
+
+    #[test]
+    fn a_failed_operation_is_422_and_changes_nothing() {
+        let before = json!({"spec": {"replicas": 1}, "metadata": {"name": "a"}});
+        let mut target = before.clone();
+        let error = json_patch(json!([
+            {"op": "replace", "path": "/spec/replicas", "value": 5},
+            {"op": "test", "path": "/metadata/name", "value": "b"},
+        ]))
+        .expect("decodes")
+        .apply(&mut target)
+        .expect_err("the test fails");
+        assert_eq!(error.code(), 422);
+        assert_eq!(error.status.reason.as_deref(), Some("Invalid"));
+        assert_eq!(
+            error.status.message.as_deref(),
+            Some("the server rejected our request due to an error in our request")
+        );
+        assert_eq!(target, before, "atomic: the first operation is undone");
+        let missing = json_patch(json!([{"op": "remove", "path": "/spec/nothing"}]))
+            .expect("decodes")
+            .apply(&mut target)
+            .expect_err("no such path");
+        assert_eq!(missing.code(), 422);
+    }
+
+    #[test]
+    fn bad_json_patches_are_400_and_too_many_operations_413() {
+        for body in [
+            json!({"op": "add"}),
+            json!([{"op": "frobnicate", "path": "/a"}]),
+            json!([{"op": "add", "value": 1}]),
+        ] {
+            let error = json_patch(body.clone()).expect_err("not a JSON patch");
+            assert_eq!(error.code(), 400, "{body}");
+            assert_eq!(error.status.reason.as_deref(), Some("BadRequest"));
+        }
+        let ops: Vec<_> = (0..=MAX_JSON_PATCH_OPERATIONS)
+            .map(|_| json!({"op": "test", "path": "", "value": {}}))
+            .collect();
+        let error = json_patch(json!(ops)).expect_err("too many");
+        assert_eq!(error.code(), 413);
+        assert_eq!(
+            error.status.message.as_deref(),
+            Some(
+                "Request entity too large: The allowed maximum operations in a JSON \
+                 patch is 10000, got 10001"
+            )
+        );
     }
 
     #[test]
@@ -201,7 +326,11 @@ mod tests {
             Some(PatchType::Merge)
         );
         assert_eq!(
-            PatchType::from_content_type("application/json-patch+json")
+            PatchType::from_content_type("application/json-patch+json").ok(),
+            Some(PatchType::Json)
+        );
+        assert_eq!(
+            PatchType::from_content_type("application/apply-patch+yaml")
                 .err()
                 .map(|e| e.code()),
             Some(415)

@@ -483,13 +483,48 @@ async fn every_verb_and_its_errors() {
         )
         .await;
     assert_eq!(strategic.body["spec"]["nodeName"], "n9");
+    let json_patched = http
+        .patch(
+            &path,
+            "application/json-patch+json",
+            json!([
+                {"op": "test", "path": "/spec/nodeName", "value": "n9"},
+                {"op": "add", "path": "/metadata/labels/y", "value": "2"},
+            ]),
+        )
+        .await;
+    assert_eq!(json_patched.status, StatusCode::OK, "{}", json_patched.body);
+    assert_eq!(json_patched.body["metadata"]["labels"]["y"], "2");
+    // A failed operation: 422 with upstream's generic message, nothing stored.
+    let failed = http
+        .patch(
+            &path,
+            "application/json-patch+json",
+            json!([
+                {"op": "add", "path": "/metadata/labels/z", "value": "3"},
+                {"op": "test", "path": "/spec/nodeName", "value": "elsewhere"},
+            ]),
+        )
+        .await;
+    assert_status(&failed, 422, "Invalid");
+    assert_eq!(
+        failed.body["message"],
+        "the server rejected our request due to an error in our request"
+    );
+    assert_eq!(
+        http.get(&path).await.body["metadata"]["labels"]["z"],
+        Value::Null
+    );
     assert_status(
         &http
-            .patch(
-                &path,
-                "application/json-patch+json",
-                json!([{"op": "remove", "path": "/spec"}]),
-            )
+            .patch(&path, "application/json-patch+json", json!({"op": "add"}))
+            .await,
+        400,
+        "BadRequest",
+    );
+    assert_status(
+        &http
+            .patch(&path, "application/apply-patch+yaml", json!({}))
             .await,
         415,
         "UnsupportedMediaType",

@@ -132,6 +132,41 @@ async fn create_get_list_update_patch_delete() {
             .map(String::as_str),
         Some("1")
     );
+    let json_patch: json_patch::Patch = serde_json::from_value(json!([
+        {"op": "test", "path": "/metadata/annotations/a", "value": "1"},
+        {"op": "add", "path": "/metadata/annotations/b", "value": "2"},
+    ]))
+    .expect("a JSON patch");
+    let json_patched = pods
+        .patch(
+            "web-0",
+            &PatchParams::default(),
+            &Patch::Json::<()>(json_patch),
+        )
+        .await
+        .expect("JSON patch");
+    assert_eq!(
+        json_patched
+            .metadata
+            .annotations
+            .as_ref()
+            .and_then(|a| a.get("b"))
+            .map(String::as_str),
+        Some("2")
+    );
+    let failing: json_patch::Patch = serde_json::from_value(json!([
+        {"op": "test", "path": "/metadata/annotations/a", "value": "other"},
+    ]))
+    .expect("a JSON patch");
+    let failed = pods
+        .patch(
+            "web-0",
+            &PatchParams::default(),
+            &Patch::Json::<()>(failing),
+        )
+        .await
+        .expect_err("the test operation fails");
+    assert_eq!(api_code(&failed), Some(422));
     let strategic = pods
         .patch(
             "web-0",
