@@ -101,16 +101,24 @@ pub fn group(state: &AppState, group: &str) -> Option<Value> {
     Some(value)
 }
 
+/// One `APIResource`; `shortNames` and `categories` are left out when empty, as
+/// upstream's `omitempty` leaves them.
 fn api_resource(info: &ResourceInfo) -> Value {
-    json!({
+    let mut resource = json!({
         "name": info.plural,
         "singularName": info.singular,
         "namespaced": info.namespaced,
         "kind": info.kind,
         "verbs": VERBS,
-        "shortNames": info.short_names,
         "storageVersionHash": "",
-    })
+    });
+    if !info.short_names.is_empty() {
+        resource["shortNames"] = json!(info.short_names);
+    }
+    if !info.categories.is_empty() {
+        resource["categories"] = json!(info.categories);
+    }
+    resource
 }
 
 /// `GET /api/v1`, `/apis/{group}/{version}`: mirrors

@@ -56,11 +56,13 @@ pub mod discovery;
 pub mod handlers;
 pub mod kubeconfig;
 pub mod metrics;
+pub mod namespace_lifecycle;
 pub mod registry;
 pub mod request_info;
 pub mod secure_serving;
 pub mod server;
 pub mod status;
+pub mod system_namespaces;
 pub mod validation;
 pub mod watch;
 

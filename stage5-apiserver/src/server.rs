@@ -108,6 +108,15 @@ impl Server {
             body_limit: config.body_limit,
             min_request_timeout: config.min_request_timeout,
         });
+        // The system namespaces controller: `default`, `kube-system`,
+        // `kube-public` and `kube-node-lease` exist before the first request.
+        if let Err(error) = crate::system_namespaces::ensure(&state.registry).await {
+            tracing::warn!(%error, "the system namespaces are not all there yet");
+        }
+        tokio::spawn(crate::system_namespaces::run(
+            Arc::clone(&state),
+            shutdown.clone(),
+        ));
         let app = router(Arc::clone(&state));
         let limits = conn::Limits {
             read_header_timeout: config.read_header_timeout,

@@ -114,6 +114,33 @@ impl ApiError {
         )
     }
 
+    /// 403 Forbidden (`apierrors.NewForbidden`): `pods "p" is forbidden: {reason}`,
+    /// the resource qualified by its group.
+    pub fn forbidden(group: &str, resource: &str, name: &str, reason: &str) -> Self {
+        let qualified = if group.is_empty() {
+            resource.to_string()
+        } else {
+            format!("{resource}.{group}")
+        };
+        let message = if name.is_empty() {
+            format!("{qualified} is forbidden: {reason}")
+        } else {
+            format!("{qualified} {name:?} is forbidden: {reason}")
+        };
+        let some = |value: &str| (!value.is_empty()).then(|| value.to_string());
+        failure(
+            403,
+            "Forbidden",
+            message,
+            Some(StatusDetails {
+                name: some(name),
+                group: some(group),
+                kind: some(resource),
+                ..StatusDetails::default()
+            }),
+        )
+    }
+
     /// 422 `Invalid` as `apierrors.NewGenericServerResponse(422, …)` builds it with
     /// no resource and no name: its fixed message, empty details, and the cause
     /// not passed on (upstream answers a failed JSON Patch operation so).

@@ -31,6 +31,9 @@ pub struct ResourceInfo {
     pub singular: &'static str,
     /// Short names for kubectl, e.g. `po`.
     pub short_names: &'static [&'static str],
+    /// The categories the resource belongs to, e.g. `all` for `kubectl get all`
+    /// (the registry's `CategoriesProvider`).
+    pub categories: &'static [&'static str],
     /// Whether objects live in namespaces.
     pub namespaced: bool,
     /// Field labels beyond `metadata.name` and `metadata.namespace` that field
@@ -104,6 +107,7 @@ impl ResourceInfo {
         plural: "pods",
         singular: "pod",
         short_names: &["po"],
+        categories: &["all"],
         namespaced: true,
         field_labels: &["spec.nodeName", "status.phase"],
     };
@@ -115,6 +119,7 @@ impl ResourceInfo {
         plural: "configmaps",
         singular: "configmap",
         short_names: &["cm"],
+        categories: &[],
         namespaced: true,
         field_labels: &[],
     };
@@ -126,6 +131,7 @@ impl ResourceInfo {
         plural: "secrets",
         singular: "secret",
         short_names: &[],
+        categories: &[],
         namespaced: true,
         field_labels: &["type"],
     };
@@ -137,6 +143,7 @@ impl ResourceInfo {
         plural: "namespaces",
         singular: "namespace",
         short_names: &["ns"],
+        categories: &[],
         namespaced: false,
         field_labels: &["status.phase"],
     };
@@ -148,6 +155,7 @@ impl ResourceInfo {
         plural: "nodes",
         singular: "node",
         short_names: &["no"],
+        categories: &[],
         namespaced: false,
         field_labels: &["spec.unschedulable"],
     };
@@ -159,8 +167,35 @@ impl ResourceInfo {
         plural: "deployments",
         singular: "deployment",
         short_names: &["deploy"],
+        categories: &["all"],
         namespaced: true,
         field_labels: &[],
+    };
+
+    /// Events (core `v1`, kubectl's `get events`): the field labels of upstream's
+    /// `event.ToSelectableFields` that are plain paths (`source`, which upstream
+    /// reads from `source.component`, is not one).
+    pub const EVENTS: ResourceInfo = ResourceInfo {
+        group: "",
+        version: "v1",
+        kind: "Event",
+        plural: "events",
+        singular: "event",
+        short_names: &["ev"],
+        categories: &[],
+        namespaced: true,
+        field_labels: &[
+            "involvedObject.kind",
+            "involvedObject.namespace",
+            "involvedObject.name",
+            "involvedObject.uid",
+            "involvedObject.apiVersion",
+            "involvedObject.resourceVersion",
+            "involvedObject.fieldPath",
+            "reason",
+            "reportingComponent",
+            "type",
+        ],
     };
 
     /// Every resource type the server serves.
@@ -171,6 +206,7 @@ impl ResourceInfo {
         ResourceInfo::NAMESPACES,
         ResourceInfo::NODES,
         ResourceInfo::DEPLOYMENTS,
+        ResourceInfo::EVENTS,
     ];
 }
 

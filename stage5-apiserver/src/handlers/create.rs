@@ -5,20 +5,24 @@
 use axum::http::StatusCode;
 use axum::response::Response;
 
-use crate::registry::RegisteredResource;
+use crate::namespace_lifecycle;
+use crate::registry::{RegisteredResource, Registry};
 use crate::request_info::ResourceRequest;
 use crate::status::ApiError;
 use crate::validation;
-use stage5_storage::{StorageError, object_key};
+use stage5_storage::{ResourceInfo, StorageError, object_key};
 
 use super::rest::*;
 
 /// Mirrors `CreateResource` → `Store.Create`: `BeforeCreate` (namespace,
 /// generateName, `FillObjectMetaSystemFields`, then `ValidateObjectMeta`: name,
-/// namespace, labels, annotations; see [`validation::validate_create`]), then the
-/// storage's create. Answers 201 with the stored object, or 422 `Invalid` with one
+/// namespace, labels, annotations; see [`validation::validate_create`]), the
+/// NamespaceLifecycle admission ([`namespace_lifecycle::admit_create`]: 404 for a
+/// namespace that does not exist, 403 for one being deleted), then the storage's
+/// create. Answers 201 with the stored object, or 422 `Invalid` with one
 /// cause per broken rule.
 pub(crate) async fn create(
+    registry: &Registry,
     resource: &RegisteredResource,
     request: &ResourceRequest,
     body: &[u8],
@@ -39,6 +43,9 @@ pub(crate) async fn create(
     obj.metadata.creation_timestamp = Some(validation::now());
     obj.metadata.deletion_timestamp = None;
     obj.metadata.generation = Some(1);
+    if *info == ResourceInfo::NAMESPACES {
+        crate::system_namespaces::prepare_for_create(&mut obj);
+    }
     let attempts = if generate.is_some() {
         GENERATE_NAME_ATTEMPTS
     } else {
@@ -53,6 +60,8 @@ pub(crate) async fn create(
         // before anything is stored: 422 with every broken rule.
         validation::validate_create(info, &obj)?;
         let name = obj.name().to_string();
+        // Validating admission, after `BeforeCreate`: NamespaceLifecycle.
+        namespace_lifecycle::admit_create(registry, info, &name, namespace).await?;
         let key = object_key(info, namespace, &name);
         match resource.dyn_storage.create(key, obj.clone()).await {
             Ok(created) => return Ok(json_response(StatusCode::CREATED, &created)),

@@ -5,9 +5,10 @@ use axum::http::StatusCode;
 use axum::response::Response;
 use serde_json::Value;
 
+use crate::namespace_lifecycle;
 use crate::registry::RegisteredResource;
 use crate::status::ApiError;
-use stage5_storage::{Preconditions, object_key};
+use stage5_storage::{Preconditions, ResourceInfo, object_key};
 
 use super::rest::*;
 
@@ -15,7 +16,8 @@ use super::rest::*;
 /// with `preconditions` (uid, resourceVersion; a mismatch is 409). Deletion is
 /// immediate (no grace period, no finalizers), and the answer is the object's last
 /// state with 200, like `ReturnDeletedObject` stores; kubectl and kube-client accept
-/// it as they accept a `Status`.
+/// it as they accept a `Status`. `default`, `kube-system` and `kube-public` may
+/// not be deleted ([`namespace_lifecycle::admit_delete`]).
 pub(crate) async fn delete(
     resource: &RegisteredResource,
     namespace: Option<&str>,
@@ -38,6 +40,9 @@ pub(crate) async fn delete(
         };
         preconditions.uid = field("uid");
         preconditions.resource_version = field("resourceVersion");
+    }
+    if resource.info == ResourceInfo::NAMESPACES {
+        namespace_lifecycle::admit_delete(name)?;
     }
     let key = object_key(&resource.info, namespace, name);
     let deleted = resource.dyn_storage.delete(key, preconditions).await?;

@@ -130,7 +130,7 @@ async fn handle(
         (Method::POST, None) => {
             require_json(headers)?;
             let body = read_body(state, headers, body).await?;
-            create(resource, &request, &body).await
+            create(&state.registry, resource, &request, &body).await
         }
         (Method::PUT, Some(name)) => {
             require_json(headers)?;

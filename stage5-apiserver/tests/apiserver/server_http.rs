@@ -620,10 +620,11 @@ async fn every_verb_and_its_errors() {
         )
         .await;
     assert_eq!(ns.status, StatusCode::CREATED);
-    assert_eq!(
-        http.get("/api/v1/namespaces/team-a").await.body["kind"],
-        "Namespace"
-    );
+    let team_a = http.get("/api/v1/namespaces/team-a").await.body;
+    assert_eq!(team_a["kind"], "Namespace");
+    // The namespace strategy's PrepareForCreate.
+    assert_eq!(team_a["status"]["phase"], "Active");
+    assert_eq!(team_a["spec"]["finalizers"], json!(["kubernetes"]));
     let deploy = http
         .post(
             "/apis/apps/v1/namespaces/team-a/deployments",
@@ -632,6 +633,114 @@ async fn every_verb_and_its_errors() {
         .await;
     assert_eq!(deploy.status, StatusCode::CREATED, "{}", deploy.body);
     assert_eq!(deploy.body["apiVersion"], "apps/v1");
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_fresh_server_has_the_system_namespaces_and_keeps_them() {
+    let server = start_default().await;
+    let http = Http::new(&server);
+    let names = |list: &Value| {
+        let mut names: Vec<String> = list["items"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|ns| ns["metadata"]["name"].as_str().map(str::to_string))
+            .collect();
+        names.sort_unstable();
+        names
+    };
+    let listed = http.get("/api/v1/namespaces").await;
+    assert_eq!(
+        names(&listed.body),
+        ["default", "kube-node-lease", "kube-public", "kube-system"]
+    );
+    let default = http.get("/api/v1/namespaces/default").await.body;
+    assert_eq!(default["status"]["phase"], "Active");
+    assert!(default["metadata"]["uid"].is_string());
+    assert!(default["metadata"]["creationTimestamp"].is_string());
+
+    // default, kube-system and kube-public may not be deleted.
+    let refused = http.delete("/api/v1/namespaces/kube-public").await;
+    assert_status(&refused, 403, "Forbidden");
+    assert_eq!(
+        refused.body["message"],
+        "namespaces \"kube-public\" is forbidden: this namespace may not be deleted"
+    );
+    // kube-node-lease may; deleted, it comes back at the controller's next round.
+    assert_eq!(
+        http.delete("/api/v1/namespaces/kube-node-lease")
+            .await
+            .status,
+        StatusCode::OK
+    );
+    let registry = &server.state().registry;
+    let created = stage5_apiserver::system_namespaces::ensure(registry)
+        .await
+        .expect("the storage answers");
+    assert_eq!(created, 1);
+    assert_eq!(
+        http.get("/api/v1/namespaces/kube-node-lease").await.status,
+        StatusCode::OK
+    );
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn namespace_lifecycle_refuses_missing_and_terminating_namespaces() {
+    let server = start_default().await;
+    let http = Http::new(&server);
+    // A create in a namespace that does not exist: 404 for the namespace.
+    let missing = http
+        .post("/api/v1/namespaces/nowhere/pods", pod("p", "n1", "web"))
+        .await;
+    assert_status(&missing, 404, "NotFound");
+    assert_eq!(missing.body["message"], "namespaces \"nowhere\" not found");
+    assert_eq!(missing.body["details"]["kind"], "namespaces");
+    // Validation comes first: a bad name in a missing namespace is still 422.
+    assert_status(
+        &http
+            .post(
+                "/api/v1/namespaces/nowhere/pods",
+                pod("Bad_Name", "n1", "web"),
+            )
+            .await,
+        422,
+        "Invalid",
+    );
+
+    // A namespace being terminated refuses new content: 403 with the cause.
+    let namespaces = server
+        .state()
+        .registry
+        .find("", "v1", "namespaces")
+        .expect("namespaces are served");
+    let mut closing = stage5_storage::Object::new(
+        &stage5_storage::ResourceInfo::NAMESPACES,
+        None,
+        "closing",
+    )
+    .with_data(json!({"status": {"phase": "Terminating"}}));
+    closing.metadata.uid = Some("u-closing".into());
+    namespaces
+        .dyn_storage
+        .create("/registry/namespaces/closing".into(), closing)
+        .await
+        .expect("stored");
+    let refused = http
+        .post("/api/v1/namespaces/closing/pods", pod("p", "n1", "web"))
+        .await;
+    assert_status(&refused, 403, "Forbidden");
+    assert_eq!(
+        refused.body["message"],
+        "pods \"p\" is forbidden: unable to create new content in namespace closing \
+         because it is being terminated"
+    );
+    assert_eq!(
+        refused.body["details"]["causes"][0]["reason"],
+        "NamespaceTerminating"
+    );
+
     server.shutdown().await;
 }
 

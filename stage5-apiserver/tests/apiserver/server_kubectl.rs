@@ -301,3 +301,95 @@ async fn kubectl_get_watch_sees_a_change() {
     let _ = tokio::task::spawn_blocking(move || reader.join()).await;
     server.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_get_all_api_resources_and_events() {
+    let Some(bin) = kubectl_or_skip("kubectl_get_all_api_resources_and_events")
+    else {
+        return;
+    };
+    let server = Server::start(ServerConfig::for_tests())
+        .await
+        .expect("start");
+    let kubectl = Kubectl::new(bin, &server);
+
+    // Discovery: short names and the `all` category, as upstream reports them.
+    let resources = kubectl.ok(&["api-resources", "--no-headers"]).await;
+    let row = |name: &str| {
+        resources
+            .lines()
+            .map(|line| line.split_whitespace().collect::<Vec<_>>())
+            .find(|fields| fields.first() == Some(&name))
+            .unwrap_or_default()
+    };
+    assert_eq!(
+        row("pods"),
+        ["pods", "po", "v1", "true", "Pod"],
+        "{resources}"
+    );
+    assert_eq!(
+        row("events"),
+        ["events", "ev", "v1", "true", "Event"],
+        "{resources}"
+    );
+    assert_eq!(
+        row("deployments"),
+        ["deployments", "deploy", "apps/v1", "true", "Deployment"]
+    );
+    let in_all = kubectl
+        .ok(&["api-resources", "--categories=all", "-o", "name"])
+        .await;
+    let mut in_all: Vec<&str> = in_all.lines().collect();
+    in_all.sort_unstable();
+    assert_eq!(in_all, ["deployments.apps", "pods"]);
+
+    // `get all` lists the pods and deployments of the namespace, nothing else.
+    let file = kubectl.path("objects.yaml");
+    write(
+        &file,
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c, image: nginx}]}\n---\n\
+         apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec: {replicas: 1}\n---\n\
+         apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm}\n",
+    );
+    kubectl
+        .ok(&["create", "-f", file.to_str().expect("utf-8 path")])
+        .await;
+    let all = kubectl.ok(&["get", "all", "-o", "name"]).await;
+    let mut all: Vec<&str> = all.lines().collect();
+    all.sort_unstable();
+    assert_eq!(all, ["deployment.apps/d", "pod/p"]);
+
+    // Events are an ordinary resource: created, listed by short name, selected
+    // by the involved object's name.
+    write(
+        &file,
+        "apiVersion: v1\nkind: Event\nmetadata: {name: p.1}\n\
+         involvedObject: {kind: Pod, name: p, namespace: default}\n\
+         reason: Started\nmessage: Started container c\ntype: Normal\n",
+    );
+    kubectl
+        .ok(&["create", "-f", file.to_str().expect("utf-8 path")])
+        .await;
+    let events = kubectl.ok(&["get", "ev", "-o", "name"]).await;
+    assert_eq!(events.trim(), "event/p.1");
+    let selected = kubectl
+        .ok(&[
+            "get",
+            "events",
+            "--field-selector",
+            "involvedObject.name=p,reason=Started",
+            "-o",
+            "jsonpath={.items[*].message}",
+        ])
+        .await;
+    assert_eq!(selected, "Started container c");
+    let none = kubectl
+        .run(&["get", "events", "--field-selector", "involvedObject.name=q"])
+        .await;
+    assert!(
+        none.ok && none.stderr.contains("No resources found"),
+        "{}",
+        none.stderr
+    );
+    server.shutdown().await;
+}
