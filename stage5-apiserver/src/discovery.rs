@@ -121,6 +121,34 @@ fn api_resource(info: &ResourceInfo) -> Value {
     resource
 }
 
+/// The `APIResource`s of a resource's subresources, as upstream lists them next to
+/// it: `status` with the resource's own kind, `scale` as `autoscaling/v1` `Scale`
+/// (the scale client finds the kind here).
+fn api_subresources(info: &ResourceInfo) -> Vec<Value> {
+    let mut subresources = Vec::new();
+    if crate::handlers::subresource::has_status(info) {
+        subresources.push(json!({
+            "name": format!("{}/status", info.plural),
+            "singularName": "",
+            "namespaced": info.namespaced,
+            "kind": info.kind,
+            "verbs": ["get", "patch", "update"],
+        }));
+    }
+    if crate::handlers::subresource::has_scale(info) {
+        subresources.push(json!({
+            "name": format!("{}/scale", info.plural),
+            "singularName": "",
+            "namespaced": info.namespaced,
+            "group": "autoscaling",
+            "version": "v1",
+            "kind": "Scale",
+            "verbs": ["get", "patch", "update"],
+        }));
+    }
+    subresources
+}
+
 /// `GET /api/v1`, `/apis/{group}/{version}`: mirrors
 /// `discovery.APIResourceListHandler`; `None` for a group version nothing is served
 /// in.
@@ -130,7 +158,9 @@ pub fn resource_list(state: &AppState, group: &str, version: &str) -> Option<Val
         .resources()
         .iter()
         .filter(|r| r.info.group == group && r.info.version == version)
-        .map(|r| api_resource(&r.info))
+        .flat_map(|r| {
+            std::iter::once(api_resource(&r.info)).chain(api_subresources(&r.info))
+        })
         .collect();
     if resources.is_empty() {
         return None;

@@ -22,6 +22,7 @@ mod delete;
 mod get;
 pub mod patch;
 mod rest;
+pub mod subresource;
 mod update;
 
 use std::sync::Arc;
@@ -43,6 +44,7 @@ use self::delete::delete;
 use self::get::{get, list};
 use self::patch::{PatchType, patch};
 use self::rest::*;
+use self::subresource::Subresource;
 use self::update::update;
 
 pub use self::get::{list_options, list_response, watch_options};
@@ -106,12 +108,34 @@ async fn handle(
         .registry
         .find(&request.group, &request.version, &request.resource)
         .ok_or_else(ApiError::path_not_found)?;
-    if request.subresource.is_some() {
-        return Err(ApiError::path_not_found());
-    }
     // A cluster-scoped resource has no namespaced paths.
     if !resource.info.namespaced && request.namespace.is_some() {
         return Err(ApiError::path_not_found());
+    }
+    if let Some(sub) = request.subresource.as_deref() {
+        let sub = Subresource::of(&resource.info, sub)?;
+        let Some(name) = request.name.as_deref() else {
+            return Err(ApiError::path_not_found());
+        };
+        let namespace = request.namespace.as_deref();
+        let info = &resource.info;
+        return match method.clone() {
+            Method::GET => subresource::get(resource, namespace, name, sub).await,
+            Method::PUT => {
+                require_json(headers)?;
+                let body = read_body(state, headers, body).await?;
+                subresource::put(resource, namespace, name, sub, &body).await
+            }
+            Method::PATCH => {
+                let patch_type = patch_type_of(headers)?;
+                let body = read_body(state, headers, body).await?;
+                subresource::patch(resource, namespace, name, sub, patch_type, &body)
+                    .await
+            }
+            other => {
+                Err(ApiError::method_not_supported(info.plural, other.as_str()))
+            }
+        };
     }
     let query = QueryParams::from_uri(uri)?;
     let info = &resource.info;
@@ -138,11 +162,7 @@ async fn handle(
             update(resource, namespace, name, &body).await
         }
         (Method::PATCH, Some(name)) => {
-            let content_type = headers
-                .get(header::CONTENT_TYPE)
-                .and_then(|v| v.to_str().ok())
-                .unwrap_or("");
-            let patch_type = PatchType::from_content_type(content_type)?;
+            let patch_type = patch_type_of(headers)?;
             let body = read_body(state, headers, body).await?;
             patch(resource, namespace, name, patch_type, &body).await
         }
@@ -156,4 +176,13 @@ async fn handle(
         (Method::DELETE, None) => verb_error("deletecollection"),
         (other, _) => verb_error(other.as_str()),
     }
+}
+
+/// The patch type a `PATCH` request's `Content-Type` names, or 415.
+fn patch_type_of(headers: &HeaderMap) -> Result<PatchType, ApiError> {
+    let content_type = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    PatchType::from_content_type(content_type)
 }

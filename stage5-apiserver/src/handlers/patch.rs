@@ -140,7 +140,7 @@ pub const MAX_JSON_PATCH_OPERATIONS: usize = 10_000;
 
 /// A decoded patch body, ready to apply to each attempt's current object.
 #[derive(Clone, Debug)]
-enum Patch {
+pub(crate) enum Patch {
     /// RFC 6902 operations.
     Json(json_patch::Patch),
     /// An RFC 7386 merge patch (also what a strategic merge patch is applied as).
@@ -150,7 +150,10 @@ enum Patch {
 impl Patch {
     /// Mirrors the decoding half of `applyJSPatch`: 400 for a body that is not a
     /// patch of its type, 413 for a JSON Patch over [`MAX_JSON_PATCH_OPERATIONS`].
-    fn decode(patch_type: PatchType, body: &[u8]) -> Result<Patch, ApiError> {
+    pub(crate) fn decode(
+        patch_type: PatchType,
+        body: &[u8],
+    ) -> Result<Patch, ApiError> {
         let undecodable = |e: serde_json::Error| {
             ApiError::bad_request(format!(
                 "the body of the request could not be decoded: {e}"
@@ -185,7 +188,7 @@ impl Patch {
     /// Applies the patch to `target` (`jsonpatch.Patch.Apply` or
     /// `jsonpatch.MergePatch`). A JSON Patch operation that fails leaves `target`
     /// unchanged and is 422 `Invalid`, as upstream answers it.
-    fn apply(&self, target: &mut Value) -> Result<(), ApiError> {
+    pub(crate) fn apply(&self, target: &mut Value) -> Result<(), ApiError> {
         match self {
             Patch::Json(patch) => json_patch::patch(target, &patch.0).map_err(|e| {
                 tracing::debug!(error = %e, "a JSON patch failed");

@@ -359,11 +359,17 @@ async fn every_verb_and_its_errors() {
         404,
         "NotFound",
     );
-    assert_status(
-        &http.get(&format!("{PODS}/web-0/status")).await,
-        404,
-        "NotFound",
-    );
+    // pods/status is served (the object); pods have no scale, no log here.
+    let status = http.get(&format!("{PODS}/web-0/status")).await;
+    assert_eq!(status.status, StatusCode::OK, "{}", status.body);
+    assert_eq!(status.body["metadata"]["name"], "web-0");
+    for sub in ["scale", "log"] {
+        assert_status(
+            &http.get(&format!("{PODS}/web-0/{sub}")).await,
+            404,
+            "NotFound",
+        );
+    }
 
     // list with selectors and paging
     let list = http.get(PODS).await;

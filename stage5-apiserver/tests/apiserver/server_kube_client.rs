@@ -442,3 +442,75 @@ async fn kube_runtime_watcher_relists_after_410_without_the_watch_cache() {
 async fn kube_runtime_streaming_list_watcher_relists_after_410() {
     watcher_relists_after_expiry(false, true).await;
 }
+
+#[tokio::test]
+async fn scale_and_status_subresources_through_kube_client() {
+    use k8s_openapi::api::apps::v1::Deployment;
+    let server = Server::start(ServerConfig::for_tests())
+        .await
+        .expect("start");
+    let deployments: Api<Deployment> = Api::namespaced(client(&server), "default");
+    let deployment: Deployment = serde_json::from_value(json!({
+        "apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": "web"},
+        "spec": {
+            "replicas": 1,
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": {
+                "metadata": {"labels": {"app": "web"}},
+                "spec": {"containers": [{"name": "c", "image": "nginx"}]},
+            },
+        },
+    }))
+    .expect("a deployment");
+    deployments
+        .create(&PostParams::default(), &deployment)
+        .await
+        .expect("create");
+
+    let scale = deployments.get_scale("web").await.expect("get scale");
+    assert_eq!(scale.spec.and_then(|s| s.replicas), Some(1));
+    assert_eq!(
+        scale.status.map(|s| s.selector),
+        Some(Some("app=web".to_string()))
+    );
+    let scaled = deployments
+        .patch_scale(
+            "web",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"replicas": 4}})),
+        )
+        .await
+        .expect("patch scale");
+    assert_eq!(scaled.spec.and_then(|s| s.replicas), Some(4));
+    let stored = deployments.get("web").await.expect("get");
+    assert_eq!(stored.spec.replicas, Some(4));
+
+    // Status: only `.status` changes, whatever else the patch says.
+    let patched = deployments
+        .patch_status(
+            "web",
+            &PatchParams::default(),
+            &Patch::Merge(json!({
+                "spec": {"replicas": 9},
+                "status": {"replicas": 4, "readyReplicas": 3},
+            })),
+        )
+        .await
+        .expect("patch status");
+    assert_eq!(
+        patched.status.as_ref().and_then(|s| s.ready_replicas),
+        Some(3)
+    );
+    assert_eq!(patched.spec.replicas, Some(4));
+    let negative = deployments
+        .patch_scale(
+            "web",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"replicas": -1}})),
+        )
+        .await
+        .expect_err("negative replicas");
+    assert_eq!(api_code(&negative), Some(422));
+    server.shutdown().await;
+}

@@ -393,3 +393,56 @@ async fn kubectl_get_all_api_resources_and_events() {
     );
     server.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_scale_goes_through_the_scale_subresource() {
+    let Some(bin) =
+        kubectl_or_skip("kubectl_scale_goes_through_the_scale_subresource")
+    else {
+        return;
+    };
+    let server = Server::start(ServerConfig::for_tests())
+        .await
+        .expect("start");
+    let kubectl = Kubectl::new(bin, &server);
+    let file = kubectl.path("deploy.yaml");
+    write(
+        &file,
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\n\
+         spec:\n  replicas: 1\n  selector: {matchLabels: {app: web}}\n\
+         \x20 template:\n    metadata: {labels: {app: web}}\n\
+         \x20   spec: {containers: [{name: c, image: nginx}]}\n",
+    );
+    kubectl
+        .ok(&["create", "-f", file.to_str().expect("utf-8 path")])
+        .await;
+    let scaled = kubectl
+        .ok(&["scale", "deployment", "web", "--replicas=3"])
+        .await;
+    assert!(scaled.contains("deployment.apps/web scaled"), "{scaled}");
+    let replicas = kubectl
+        .ok(&["get", "deploy", "web", "-o", "jsonpath={.spec.replicas}"])
+        .await;
+    assert_eq!(replicas, "3");
+    // A stale precondition is refused (kubectl checks it against the Scale it
+    // read from the subresource).
+    let stale = kubectl
+        .run(&[
+            "scale",
+            "deployment",
+            "web",
+            "--replicas=5",
+            "--resource-version=1",
+        ])
+        .await;
+    assert!(
+        !stale.ok && stale.stderr.contains("Expected resource version to be 1"),
+        "{}",
+        stale.stderr
+    );
+    let replicas = kubectl
+        .ok(&["get", "deploy", "web", "-o", "jsonpath={.spec.replicas}"])
+        .await;
+    assert_eq!(replicas, "3");
+    server.shutdown().await;
+}

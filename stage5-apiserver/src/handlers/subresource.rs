@@ -1,0 +1,375 @@
+//! The `status` and `scale` subresources: mirrors the status `Store`s every
+//! workload registry builds (e.g. `pkg/registry/apps/deployment/storage`'s
+//! `StatusREST` and `ScaleREST`).
+//!
+//! - `status` (pods, deployments, nodes, namespaces): `GET` is the object; `PUT`
+//!   and `PATCH` change only its `.status`, whatever else the body holds, as the
+//!   status strategies' `PrepareForUpdate` keep the spec and metadata.
+//! - `scale` (deployments): an `autoscaling/v1` `Scale` whose `spec.replicas` is
+//!   the deployment's, and whose status carries the deployment's replicas and its
+//!   selector as a string. `PUT` and `PATCH` on it set the deployment's
+//!   `spec.replicas`. This is what `kubectl scale` and kube-client's
+//!   `Api::patch_scale` use.
+
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use serde_json::{Value, json};
+use stage5_storage::{Object, Preconditions, ResourceInfo, object_key};
+
+use super::patch::{Patch, PatchType};
+use super::rest::*;
+use crate::registry::RegisteredResource;
+use crate::status::ApiError;
+
+/// A served subresource.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Subresource {
+    /// `…/status`.
+    Status,
+    /// `…/scale`.
+    Scale,
+}
+
+impl Subresource {
+    /// The subresource `name` of `info`, or 404 when it is not served.
+    pub(crate) fn of(info: &ResourceInfo, name: &str) -> Result<Self, ApiError> {
+        match name {
+            "status" if has_status(info) => Ok(Subresource::Status),
+            "scale" if has_scale(info) => Ok(Subresource::Scale),
+            _ => Err(ApiError::path_not_found()),
+        }
+    }
+}
+
+/// Whether `info` has a `status` subresource (as its upstream registry does).
+pub fn has_status(info: &ResourceInfo) -> bool {
+    [
+        ResourceInfo::PODS,
+        ResourceInfo::DEPLOYMENTS,
+        ResourceInfo::NODES,
+        ResourceInfo::NAMESPACES,
+    ]
+    .contains(info)
+}
+
+/// Whether `info` has a `scale` subresource.
+pub fn has_scale(info: &ResourceInfo) -> bool {
+    *info == ResourceInfo::DEPLOYMENTS
+}
+
+/// What a subresource shows of `obj`.
+fn view(sub: Subresource, obj: &Object) -> Value {
+    match sub {
+        Subresource::Status => serde_json::to_value(obj).unwrap_or(Value::Null),
+        Subresource::Scale => scale_of(obj),
+    }
+}
+
+/// Mirrors `scaleFromDeployment`: an `autoscaling/v1` `Scale`.
+pub fn scale_of(deployment: &Object) -> Value {
+    let mut metadata = json!({
+        "name": deployment.name(),
+        "namespace": deployment.namespace(),
+        "resourceVersion": deployment.resource_version(),
+    });
+    if let Some(uid) = &deployment.metadata.uid {
+        metadata["uid"] = json!(uid);
+    }
+    if let Some(created) = &deployment.metadata.creation_timestamp {
+        metadata["creationTimestamp"] = json!(created);
+    }
+    let replicas = deployment.data["spec"]["replicas"].as_i64().unwrap_or(1);
+    json!({
+        "kind": "Scale",
+        "apiVersion": "autoscaling/v1",
+        "metadata": metadata,
+        "spec": { "replicas": replicas },
+        "status": {
+            "replicas": deployment.data["status"]["replicas"].as_i64().unwrap_or(0),
+            "selector": selector_string(&deployment.data["spec"]["selector"]),
+        },
+    })
+}
+
+/// Mirrors `metav1.LabelSelectorAsSelector(…).String()`: requirements sorted by
+/// key, `k=v` for a label, `k in (a,b)`, `k notin (a,b)`, `k`, `!k`.
+pub fn selector_string(selector: &Value) -> String {
+    let mut requirements: Vec<(String, String)> = Vec::new();
+    if let Some(labels) = selector["matchLabels"].as_object() {
+        for (key, value) in labels {
+            let value = value.as_str().unwrap_or_default();
+            requirements.push((key.clone(), format!("{key}={value}")));
+        }
+    }
+    for expression in selector["matchExpressions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+    {
+        let key = expression["key"].as_str().unwrap_or_default();
+        let mut values: Vec<&str> = expression["values"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .collect();
+        values.sort_unstable();
+        let text = match expression["operator"].as_str().unwrap_or_default() {
+            "In" => format!("{key} in ({})", values.join(",")),
+            "NotIn" => format!("{key} notin ({})", values.join(",")),
+            "Exists" => key.to_string(),
+            "DoesNotExist" => format!("!{key}"),
+            _ => continue,
+        };
+        requirements.push((key.to_string(), text));
+    }
+    requirements.sort();
+    requirements
+        .into_iter()
+        .map(|(_, text)| text)
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// Carries a changed view back into the object: the status, or the replicas.
+fn apply_view(
+    sub: Subresource,
+    info: &ResourceInfo,
+    current: &Object,
+    view: &Value,
+) -> Result<Object, ApiError> {
+    let mut next = current.clone();
+    match sub {
+        Subresource::Status => match view.get("status") {
+            Some(status) if !status.is_null() => {
+                next.data["status"] = status.clone()
+            }
+            _ => {
+                if let Some(data) = next.data.as_object_mut() {
+                    data.remove("status");
+                }
+            }
+        },
+        Subresource::Scale => {
+            let replicas = &view["spec"]["replicas"];
+            let Some(count) = replicas.as_i64().filter(|n| *n >= 0) else {
+                return Err(ApiError::invalid(
+                    "Scale.autoscaling",
+                    current.name(),
+                    "spec.replicas",
+                    &format!(
+                        "Invalid value: {replicas}: must be greater than or equal to 0"
+                    ),
+                ));
+            };
+            next.data["spec"]["replicas"] = json!(count);
+        }
+    }
+    next.types = Some(info.type_meta());
+    next.metadata.resource_version = None;
+    Ok(next)
+}
+
+/// The resourceVersion a view asks for, as a precondition ("" for none).
+fn wanted_version(view: &Value) -> String {
+    view["metadata"]["resourceVersion"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
+fn view_response(sub: Subresource, obj: &Object) -> Response {
+    let body = serde_json::to_vec(&view(sub, obj)).unwrap_or_default();
+    (
+        StatusCode::OK,
+        [(axum::http::header::CONTENT_TYPE, "application/json")],
+        body,
+    )
+        .into_response()
+}
+
+/// `GET …/{status,scale}`.
+pub(crate) async fn get(
+    resource: &RegisteredResource,
+    namespace: Option<&str>,
+    name: &str,
+    sub: Subresource,
+) -> Result<Response, ApiError> {
+    let key = object_key(&resource.info, namespace, name);
+    let obj = resource.dyn_storage.get(key).await?;
+    Ok(view_response(sub, &obj))
+}
+
+/// How a write computes the new view from the current one.
+enum Change {
+    /// `PUT`: the body is the new view.
+    Replace(Value),
+    /// `PATCH`: the patch applies to the current view.
+    Patch(Patch),
+}
+
+/// `PUT` or `PATCH` on `…/{status,scale}`: a guaranteed update of the object
+/// that changes only what the subresource shows.
+async fn write(
+    resource: &RegisteredResource,
+    namespace: Option<&str>,
+    name: &str,
+    sub: Subresource,
+    change: Change,
+) -> Result<Response, ApiError> {
+    let info = resource.info.clone();
+    let key = object_key(&info, namespace, name);
+    let rejection = Rejection::default();
+    let rejected = rejection.clone();
+    let updated = resource
+        .dyn_storage
+        .guaranteed_update(
+            key,
+            Preconditions::default(),
+            Box::new(move |current: &Object| {
+                rejected.clear();
+                let before = view(sub, current);
+                let after = match &change {
+                    Change::Replace(body) => body.clone(),
+                    Change::Patch(patch) => {
+                        let mut patched = before.clone();
+                        patch
+                            .apply(&mut patched)
+                            .map_err(|error| rejected.reject(error))?;
+                        patched
+                    }
+                };
+                let wanted = wanted_version(&after);
+                if !wanted.is_empty() && wanted != current.resource_version() {
+                    return Err(conflict(&info, current.name()));
+                }
+                apply_view(sub, &info, current, &after)
+                    .map_err(|error| rejected.reject(error))
+            }),
+        )
+        .await
+        .map_err(|error| rejection.or(error))?;
+    Ok(view_response(sub, &updated))
+}
+
+/// `PUT …/{status,scale}`.
+pub(crate) async fn put(
+    resource: &RegisteredResource,
+    namespace: Option<&str>,
+    name: &str,
+    sub: Subresource,
+    body: &[u8],
+) -> Result<Response, ApiError> {
+    let view: Value = serde_json::from_slice(body).map_err(|e| {
+        ApiError::bad_request(format!(
+            "the body of the request could not be decoded: {e}"
+        ))
+    })?;
+    if !view.is_object() {
+        return Err(ApiError::bad_request("the body must be a JSON object"));
+    }
+    write(resource, namespace, name, sub, Change::Replace(view)).await
+}
+
+/// `PATCH …/{status,scale}`, with any patch type `PATCH` takes.
+pub(crate) async fn patch(
+    resource: &RegisteredResource,
+    namespace: Option<&str>,
+    name: &str,
+    sub: Subresource,
+    patch_type: PatchType,
+    body: &[u8],
+) -> Result<Response, ApiError> {
+    let patch = Patch::decode(patch_type, body)?;
+    write(resource, namespace, name, sub, Change::Patch(patch)).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn deployment() -> Object {
+        let mut d = Object::new(&ResourceInfo::DEPLOYMENTS, Some("ns"), "web").with_data(json!({
+            "spec": {
+                "replicas": 2,
+                "selector": {
+                    "matchLabels": {"tier": "front", "app": "web"},
+                    "matchExpressions": [
+                        {"key": "env", "operator": "In", "values": ["prod", "dev"]},
+                        {"key": "canary", "operator": "DoesNotExist"},
+                    ],
+                },
+            },
+            "status": {"replicas": 1},
+        }));
+        d.metadata.resource_version = Some("7".into());
+        d
+    }
+
+    #[test]
+    fn a_scale_shows_the_replicas_and_the_selector_as_a_string() {
+        let scale = scale_of(&deployment());
+        assert_eq!(scale["apiVersion"], "autoscaling/v1");
+        assert_eq!(scale["kind"], "Scale");
+        assert_eq!(scale["metadata"]["resourceVersion"], "7");
+        assert_eq!(scale["spec"]["replicas"], 2);
+        assert_eq!(scale["status"]["replicas"], 1);
+        assert_eq!(
+            scale["status"]["selector"],
+            "app=web,!canary,env in (dev,prod),tier=front"
+        );
+    }
+
+    #[test]
+    fn a_scale_sets_only_the_replicas_and_refuses_a_negative_count() {
+        let current = deployment();
+        let mut wanted = scale_of(&current);
+        wanted["spec"]["replicas"] = json!(5);
+        wanted["status"]["replicas"] = json!(99);
+        let info = ResourceInfo::DEPLOYMENTS;
+        let next =
+            apply_view(Subresource::Scale, &info, &current, &wanted).expect("valid");
+        assert_eq!(next.data["spec"]["replicas"], 5);
+        assert_eq!(next.data["status"], current.data["status"]);
+        wanted["spec"]["replicas"] = json!(-1);
+        let error = apply_view(Subresource::Scale, &info, &current, &wanted)
+            .expect_err("negative");
+        assert_eq!(error.code(), 422);
+    }
+
+    #[test]
+    fn a_status_write_changes_the_status_and_nothing_else() {
+        let current = deployment();
+        let mut wanted = view(Subresource::Status, &current);
+        wanted["spec"]["replicas"] = json!(9);
+        wanted["metadata"]["labels"] = json!({"x": "y"});
+        wanted["status"] = json!({"replicas": 2, "readyReplicas": 2});
+        let info = ResourceInfo::DEPLOYMENTS;
+        let next = apply_view(Subresource::Status, &info, &current, &wanted)
+            .expect("valid");
+        assert_eq!(
+            next.data["status"],
+            json!({"replicas": 2, "readyReplicas": 2})
+        );
+        assert_eq!(next.data["spec"], current.data["spec"]);
+        assert_eq!(next.metadata.labels, current.metadata.labels);
+    }
+
+    #[test]
+    fn only_served_subresources_resolve() {
+        assert!(Subresource::of(&ResourceInfo::DEPLOYMENTS, "scale").is_ok());
+        assert!(Subresource::of(&ResourceInfo::PODS, "status").is_ok());
+        assert_eq!(
+            Subresource::of(&ResourceInfo::PODS, "scale")
+                .err()
+                .map(|e| e.code()),
+            Some(404)
+        );
+        assert_eq!(
+            Subresource::of(&ResourceInfo::CONFIGMAPS, "status")
+                .err()
+                .map(|e| e.code()),
+            Some(404)
+        );
+    }
+}
