@@ -719,16 +719,26 @@ impl CacherInner {
     /// notification every 100 ms meanwhile. Without that, a cache of a quiet
     /// resource would never learn that etcd's revision (moved by other
     /// resources' writes) has nothing for it.
+    ///
+    /// Progress is asked for only from an etcd whose notifications can be trusted
+    /// (the feature support checker's `RequestWatchProgress`). An older one
+    /// (before 3.4.31 and 3.5.13, etcd issue 15220) may answer a watch that is
+    /// still catching up, after a failover say, with its newest revision ahead of
+    /// the events it has yet to send, and the cache would then serve a list
+    /// without them. There a quiet cache waits out the 3 s instead.
     async fn wait_until_fresh(
         &self,
         resource_version: u64,
     ) -> Result<(), StorageError> {
         let deadline = Instant::now() + crate::watch_cache::BLOCK_TIMEOUT;
+        let ask_progress = self.storage.kv().supports_request_watch_progress().await;
         loop {
             if self.watch_cache.resource_version() >= resource_version {
                 return Ok(());
             }
-            self.storage.request_watch_progress().await;
+            if ask_progress {
+                self.storage.request_watch_progress().await;
+            }
             let left = deadline.saturating_duration_since(Instant::now());
             let step = left.min(PROGRESS_REQUEST_PERIOD);
             match self

@@ -656,6 +656,153 @@ async fn writes_go_through_to_etcd() {
     assert_eq!(f.cacher.get(key("a")).await.unwrap_err().code(), 404);
 }
 
+/// An embedded store that says its progress notifications cannot be trusted (as
+/// etcd before 3.4.31 and 3.5.13 says), and counts the progress requests it gets
+/// anyway.
+#[derive(Default)]
+struct UntrustedProgressKv {
+    inner: EmbeddedKv,
+    requests: Arc<std::sync::atomic::AtomicUsize>,
+}
+
+struct CountedProgress {
+    inner: Arc<dyn stage5_storage::kv::ProgressRequester>,
+    requests: Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl stage5_storage::kv::ProgressRequester for CountedProgress {
+    fn request_progress(
+        &self,
+    ) -> futures::future::BoxFuture<'_, Result<(), stage5_storage::kv::KvError>>
+    {
+        self.requests
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.inner.request_progress()
+    }
+}
+
+impl Kv for UntrustedProgressKv {
+    fn range(
+        &self,
+        request: stage5_storage::kv::RangeRequest,
+    ) -> futures::future::BoxFuture<
+        '_,
+        Result<stage5_storage::kv::RangeResponse, stage5_storage::kv::KvError>,
+    > {
+        self.inner.range(request)
+    }
+
+    fn put(
+        &self,
+        key: bytes::Bytes,
+        value: bytes::Bytes,
+    ) -> futures::future::BoxFuture<
+        '_,
+        Result<
+            (i64, Option<stage5_storage::kv::KeyValue>),
+            stage5_storage::kv::KvError,
+        >,
+    > {
+        self.inner.put(key, value)
+    }
+
+    fn delete(
+        &self,
+        key: bytes::Bytes,
+    ) -> futures::future::BoxFuture<
+        '_,
+        Result<
+            (i64, Option<stage5_storage::kv::KeyValue>),
+            stage5_storage::kv::KvError,
+        >,
+    > {
+        self.inner.delete(key)
+    }
+
+    fn txn(
+        &self,
+        key: bytes::Bytes,
+        compare: stage5_storage::kv::Compare,
+        op: stage5_storage::kv::TxnOp,
+    ) -> futures::future::BoxFuture<
+        '_,
+        Result<stage5_storage::kv::TxnResponse, stage5_storage::kv::KvError>,
+    > {
+        self.inner.txn(key, compare, op)
+    }
+
+    fn compact(
+        &self,
+        revision: i64,
+    ) -> futures::future::BoxFuture<'_, Result<(), stage5_storage::kv::KvError>>
+    {
+        self.inner.compact(revision)
+    }
+
+    fn watch(
+        &self,
+        request: stage5_storage::kv::WatchRequest,
+    ) -> futures::future::BoxFuture<
+        '_,
+        Result<stage5_storage::kv::KvWatch, stage5_storage::kv::KvError>,
+    > {
+        Box::pin(async move {
+            let mut watch = self.inner.watch(request).await?;
+            watch.progress = Arc::new(CountedProgress {
+                inner: watch.progress,
+                requests: Arc::clone(&self.requests),
+            });
+            Ok(watch)
+        })
+    }
+
+    fn supports_request_watch_progress(
+        &self,
+    ) -> futures::future::BoxFuture<'_, bool> {
+        Box::pin(async { false })
+    }
+}
+
+#[tokio::test]
+async fn an_etcd_whose_progress_cannot_be_trusted_is_never_asked_for_it() {
+    let untrusted = Arc::new(UntrustedProgressKv::default());
+    let requests = Arc::clone(&untrusted.requests);
+    let kv: Arc<dyn Kv> = untrusted;
+    let store = Etcd3Store::new(Arc::clone(&kv), ResourceInfo::PODS);
+    let cacher = Cacher::new(store.clone(), CacherConfig::default());
+    assert!(cacher.wait_ready(WAIT).await);
+    store
+        .create_object(key("a"), pod("a", &[], "n"))
+        .await
+        .unwrap();
+    // Another resource moves etcd's revision past anything pods will ever see.
+    let configmaps = Etcd3Store::new(Arc::clone(&kv), ResourceInfo::CONFIGMAPS);
+    let cm = Object::new(&ResourceInfo::CONFIGMAPS, Some("ns"), "cm");
+    configmaps
+        .create_object(object_key(&ResourceInfo::CONFIGMAPS, Some("ns"), "cm"), cm)
+        .await
+        .unwrap();
+    let current = configmaps.current_resource_version().await.unwrap();
+    // A list at that revision waits its 3 s for the pods cache, which no event
+    // and no trusted progress notification can move, and is then too new.
+    let options = ListOptions {
+        resource_version: current.to_string(),
+        ..ListOptions::default()
+    };
+    let result = tokio::time::timeout(
+        WAIT,
+        cacher.get_list(prefix(), options, SelectionPredicate::default()),
+    )
+    .await
+    .expect("answered after the 3 s block");
+    assert_eq!(result.unwrap_err().code(), 504);
+    assert_eq!(
+        requests.load(std::sync::atomic::Ordering::Relaxed),
+        0,
+        "no progress was asked of an etcd that cannot be trusted with it"
+    );
+}
+
 #[tokio::test]
 async fn a_quiet_resource_serves_consistent_reads_through_progress_requests() {
     let f = fixture(CacherConfig::default()).await;
