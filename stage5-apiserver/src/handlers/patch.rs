@@ -29,9 +29,7 @@ use crate::registry::RegisteredResource;
 use crate::status::ApiError;
 use crate::validation;
 use stage5_storage::Object;
-use stage5_storage::{
-    Preconditions, StorageError, object_key, parse_resource_version,
-};
+use stage5_storage::{StorageError, object_key, parse_resource_version};
 
 use super::rest::*;
 
@@ -52,48 +50,40 @@ pub(crate) async fn patch(
     let info = resource.info.clone();
     let patch = Patch::decode(patch_type, body)?;
     let key = object_key(&info, namespace, name);
-    let rejection = Rejection::default();
-    let rejected = rejection.clone();
-    let patched = resource
-        .dyn_storage
-        .guaranteed_update(
-            key,
-            Preconditions::default(),
-            Box::new(move |current: &Object| {
-                rejected.clear();
-                let mut value = serde_json::to_value(current)
-                    .map_err(|e| StorageError::Internal(e.to_string()))?;
-                if let Err(error) = patch.apply(&mut value) {
-                    return Err(rejected.reject(error));
-                }
-                let mut next: Object = serde_json::from_value(value).map_err(|e| {
-                    StorageError::BadRequest(format!("the patched object is not valid: {e}"))
-                })?;
-                check_type(&info, &next)
-                    .map_err(|e| StorageError::BadRequest(e.status.message.unwrap_or_default()))?;
-                next.types = Some(info.type_meta());
-                if next.metadata.uid != current.metadata.uid {
-                    return Err(StorageError::Conflict {
-                        plural: info.plural.to_string(),
-                        name: current.name().to_string(),
-                        message:
-                            "Precondition failed: UID in precondition does not match the object"
-                                .into(),
-                    });
-                }
-                if next.resource_version() != current.resource_version() {
-                    parse_resource_version(next.resource_version())?;
-                    return Err(conflict(&info, current.name()));
-                }
-                next.metadata.creation_timestamp = current.metadata.creation_timestamp.clone();
-                validation::validate_update(&info, &next, current)
-                    .map_err(|error| rejected.reject(error))?;
-                next.metadata.resource_version = None;
-                Ok(next)
-            }),
-        )
-        .await
-        .map_err(|error| rejection.or(error))?;
+    let update = move |current: &Object, rejected: &Rejection| {
+        let mut value = serde_json::to_value(current)
+            .map_err(|e| StorageError::Internal(e.to_string()))?;
+        if let Err(error) = patch.apply(&mut value) {
+            return Err(rejected.reject(error));
+        }
+        let mut next: Object = serde_json::from_value(value).map_err(|e| {
+            StorageError::BadRequest(format!("the patched object is not valid: {e}"))
+        })?;
+        check_type(&info, &next).map_err(|e| {
+            StorageError::BadRequest(e.status.message.unwrap_or_default())
+        })?;
+        next.types = Some(info.type_meta());
+        if next.metadata.uid != current.metadata.uid {
+            return Err(StorageError::Conflict {
+                plural: info.plural.to_string(),
+                name: current.name().to_string(),
+                message:
+                    "Precondition failed: UID in precondition does not match the object"
+                        .into(),
+            });
+        }
+        if next.resource_version() != current.resource_version() {
+            parse_resource_version(next.resource_version())?;
+            return Err(conflict(&info, current.name()));
+        }
+        next.metadata.creation_timestamp =
+            current.metadata.creation_timestamp.clone();
+        validation::validate_update(&info, &next, current)
+            .map_err(|error| rejected.reject(error))?;
+        next.metadata.resource_version = None;
+        Ok(next)
+    };
+    let patched = update_or_reject(resource, key, update).await?;
     Ok(json_response(StatusCode::OK, &patched))
 }
 

@@ -11,6 +11,7 @@ use serde_json::Value;
 use stage3_reflector::ResourceVersionMatch;
 
 use crate::app_state::AppState;
+use crate::registry::RegisteredResource;
 use crate::status::ApiError;
 use stage5_storage::StorageError;
 use stage5_storage::{Object, ResourceInfo, SelectionPredicate};
@@ -247,6 +248,34 @@ impl Rejection {
             _ => ApiError::from(error),
         }
     }
+}
+
+/// A guaranteed update whose update function may reject with an [`ApiError`]
+/// (a 422 from validation, a failed patch): the function gets the current object
+/// and the [`Rejection`] to reject through, each attempt starting clean; the
+/// answer is the stored object, or the rejection, or the storage's error.
+pub(crate) async fn update_or_reject<F>(
+    resource: &RegisteredResource,
+    key: String,
+    mut update: F,
+) -> Result<std::sync::Arc<Object>, ApiError>
+where
+    F: FnMut(&Object, &Rejection) -> Result<Object, StorageError> + Send + 'static,
+{
+    let rejection = Rejection::default();
+    let rejected = rejection.clone();
+    resource
+        .dyn_storage
+        .guaranteed_update(
+            key,
+            stage5_storage::Preconditions::default(),
+            Box::new(move |current: &Object| {
+                rejected.clear();
+                update(current, &rejected)
+            }),
+        )
+        .await
+        .map_err(|error| rejection.or(error))
 }
 
 /// How often a create with `generateName` retries a name that already exists

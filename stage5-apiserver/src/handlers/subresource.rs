@@ -14,7 +14,7 @@
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
-use stage5_storage::{Object, Preconditions, ResourceInfo, object_key};
+use stage5_storage::{Object, ResourceInfo, object_key};
 
 use super::patch::{Patch, PatchType};
 use super::rest::*;
@@ -219,36 +219,30 @@ async fn write(
 ) -> Result<Response, ApiError> {
     let info = resource.info.clone();
     let key = object_key(&info, namespace, name);
-    let rejection = Rejection::default();
-    let rejected = rejection.clone();
-    let updated = resource
-        .dyn_storage
-        .guaranteed_update(
-            key,
-            Preconditions::default(),
-            Box::new(move |current: &Object| {
-                rejected.clear();
-                let before = view(sub, current);
-                let after = match &change {
-                    Change::Replace(body) => body.clone(),
-                    Change::Patch(patch) => {
-                        let mut patched = before.clone();
-                        patch
-                            .apply(&mut patched)
-                            .map_err(|error| rejected.reject(error))?;
-                        patched
-                    }
-                };
-                let wanted = wanted_version(&after);
-                if !wanted.is_empty() && wanted != current.resource_version() {
-                    return Err(conflict(&info, current.name()));
+    let updated = update_or_reject(
+        resource,
+        key,
+        move |current: &Object, rejected: &Rejection| {
+            let before = view(sub, current);
+            let after = match &change {
+                Change::Replace(body) => body.clone(),
+                Change::Patch(patch) => {
+                    let mut patched = before.clone();
+                    patch
+                        .apply(&mut patched)
+                        .map_err(|error| rejected.reject(error))?;
+                    patched
                 }
-                apply_view(sub, &info, current, &after)
-                    .map_err(|error| rejected.reject(error))
-            }),
-        )
-        .await
-        .map_err(|error| rejection.or(error))?;
+            };
+            let wanted = wanted_version(&after);
+            if !wanted.is_empty() && wanted != current.resource_version() {
+                return Err(conflict(&info, current.name()));
+            }
+            apply_view(sub, &info, current, &after)
+                .map_err(|error| rejected.reject(error))
+        },
+    )
+    .await?;
     Ok(view_response(sub, &updated))
 }
 

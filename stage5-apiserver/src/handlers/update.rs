@@ -9,9 +9,7 @@ use crate::registry::RegisteredResource;
 use crate::status::ApiError;
 use crate::validation;
 use stage5_storage::Object;
-use stage5_storage::{
-    Preconditions, StorageError, object_key, parse_resource_version,
-};
+use stage5_storage::{StorageError, object_key, parse_resource_version};
 
 use super::rest::*;
 
@@ -39,41 +37,32 @@ pub(crate) async fn update(
     let wanted_rv = obj.resource_version().to_string();
     parse_resource_version(&wanted_rv)?;
     let key = object_key(&info, namespace, name);
-    let rejection = Rejection::default();
-    let rejected = rejection.clone();
-    let updated = resource
-        .dyn_storage
-        .guaranteed_update(
-            key,
-            Preconditions::default(),
-            Box::new(move |current: &Object| {
-                rejected.clear();
-                if !wanted_rv.is_empty() && wanted_rv != current.resource_version() {
-                    return Err(conflict(&info, current.name()));
-                }
-                if let Some(uid) = obj.metadata.uid.as_deref()
-                    && !uid.is_empty()
-                    && Some(uid) != current.metadata.uid.as_deref()
-                {
-                    return Err(StorageError::Conflict {
-                        plural: info.plural.to_string(),
-                        name: current.name().to_string(),
-                        message: format!(
-                            "Precondition failed: UID in precondition: {uid}, UID in object meta: {}",
-                            current.metadata.uid.as_deref().unwrap_or("")
-                        ),
-                    });
-                }
-                let mut next = obj.clone();
-                next.metadata.uid = current.metadata.uid.clone();
-                next.metadata.creation_timestamp = current.metadata.creation_timestamp.clone();
-                validation::validate_update(&info, &next, current)
-                    .map_err(|error| rejected.reject(error))?;
-                next.metadata.resource_version = None;
-                Ok(next)
-            }),
-        )
-        .await
-        .map_err(|error| rejection.or(error))?;
+    let update = move |current: &Object, rejected: &Rejection| {
+        if !wanted_rv.is_empty() && wanted_rv != current.resource_version() {
+            return Err(conflict(&info, current.name()));
+        }
+        if let Some(uid) = obj.metadata.uid.as_deref()
+            && !uid.is_empty()
+            && Some(uid) != current.metadata.uid.as_deref()
+        {
+            return Err(StorageError::Conflict {
+                plural: info.plural.to_string(),
+                name: current.name().to_string(),
+                message: format!(
+                    "Precondition failed: UID in precondition: {uid}, UID in object meta: {}",
+                    current.metadata.uid.as_deref().unwrap_or("")
+                ),
+            });
+        }
+        let mut next = obj.clone();
+        next.metadata.uid = current.metadata.uid.clone();
+        next.metadata.creation_timestamp =
+            current.metadata.creation_timestamp.clone();
+        validation::validate_update(&info, &next, current)
+            .map_err(|error| rejected.reject(error))?;
+        next.metadata.resource_version = None;
+        Ok(next)
+    };
+    let updated = update_or_reject(resource, key, update).await?;
     Ok(json_response(StatusCode::OK, &updated))
 }
