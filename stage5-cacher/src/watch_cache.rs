@@ -507,24 +507,33 @@ impl WatchCache {
         predicate: &SelectionPredicate,
     ) -> (Vec<Arc<Object>>, u64) {
         let inner = self.inner.read();
-        let elements: Snapshot<Arc<StoreElement>> = match predicate
-            .field
-            .requires_exact_match("spec.nodeName")
-        {
-            Some(node) if self.info.field_labels.contains(&"spec.nodeName") => inner
-                .store
-                .by_index(NODE_NAME_INDEX, node)
-                .unwrap_or_default()
-                .into(),
-            _ => match namespace {
-                Some(ns) => inner
-                    .store
-                    .by_index(NAMESPACE_INDEX, ns)
-                    .unwrap_or_default()
-                    .into(),
-                None => inner.store.list(),
-            },
-        };
+        // An index answers with a fresh vector, a whole-store list with the
+        // shared snapshot; either is read as a slice, never copied.
+        let indexed: Vec<Arc<StoreElement>>;
+        let snapshot: Snapshot<Arc<StoreElement>>;
+        let elements: &[Arc<StoreElement>] =
+            match predicate.field.requires_exact_match("spec.nodeName") {
+                Some(node) if self.info.field_labels.contains(&"spec.nodeName") => {
+                    indexed = inner
+                        .store
+                        .by_index(NODE_NAME_INDEX, node)
+                        .unwrap_or_default();
+                    &indexed
+                }
+                _ => match namespace {
+                    Some(ns) => {
+                        indexed = inner
+                            .store
+                            .by_index(NAMESPACE_INDEX, ns)
+                            .unwrap_or_default();
+                        &indexed
+                    }
+                    None => {
+                        snapshot = inner.store.list();
+                        &snapshot
+                    }
+                },
+            };
         let resource_version = inner.resource_version;
         drop(inner);
         let everything = predicate.is_everything();

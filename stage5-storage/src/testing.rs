@@ -167,13 +167,14 @@ impl Drop for EtcdServer {
     }
 }
 
-fn free_port() -> std::io::Result<SocketAddr> {
+/// A loopback address with a port free right now (bound, then released).
+pub fn free_port() -> std::io::Result<SocketAddr> {
     let listener = TcpListener::bind("127.0.0.1:0")?;
     listener.local_addr()
 }
 
-/// A minimal blocking HTTP/1.0 GET, enough for `/health`.
-fn http_get(addr: SocketAddr, path: &str) -> std::io::Result<String> {
+/// A minimal blocking HTTP/1.0 GET, enough for etcd's `/health` and `/metrics`.
+pub fn http_get(addr: SocketAddr, path: &str) -> std::io::Result<String> {
     let mut stream = TcpStream::connect_timeout(&addr, Duration::from_millis(500))?;
     stream.set_read_timeout(Some(Duration::from_secs(2)))?;
     write!(stream, "GET {path} HTTP/1.0\r\nHost: {addr}\r\n\r\n")?;

@@ -27,18 +27,18 @@ use serde_json::Value;
 
 use crate::registry::RegisteredResource;
 use crate::status::ApiError;
-use crate::validation;
 use stage5_storage::Object;
 use stage5_storage::{StorageError, object_key, parse_resource_version};
 
 use super::rest::*;
 
-/// Mirrors `PatchResource` for JSON and merge patches: inside `GuaranteedUpdate`, the
-/// current object is encoded, patched (RFC 6902 or 7386) and decoded again. A resourceVersion in the
-/// patch is a precondition; uid cannot change (409). The patched object is
-/// validated as an update ([`validation::validate_update`]) before it is stored:
-/// a changed name or namespace (`field is immutable`), a bad label or annotation
-/// is 422. (Upstream's `checkName` answers a changed name or namespace with 400
+/// Mirrors `PatchResource` for JSON and merge patches: inside `GuaranteedUpdate`,
+/// the current object is encoded, patched (RFC 6902 or 7386) and decoded again.
+/// A resourceVersion in the patch is a precondition; uid cannot change (409). The
+/// patched object is validated as an update
+/// ([`validate_update`](crate::validation::validate_update)) before it is
+/// stored: a changed name or namespace (`field is immutable`), a bad label or
+/// annotation is 422. (Upstream's `checkName` answers a changed name or namespace with 400
 /// before that.)
 pub(crate) async fn patch(
     resource: &RegisteredResource,
@@ -76,12 +76,7 @@ pub(crate) async fn patch(
             parse_resource_version(next.resource_version())?;
             return Err(conflict(&info, current.name()));
         }
-        next.metadata.creation_timestamp =
-            current.metadata.creation_timestamp.clone();
-        validation::validate_update(&info, &next, current)
-            .map_err(|error| rejected.reject(error))?;
-        next.metadata.resource_version = None;
-        Ok(next)
+        finish_update(&info, next, current, rejected)
     };
     let patched = update_or_reject(resource, key, update).await?;
     Ok(json_response(StatusCode::OK, &patched))

@@ -278,6 +278,22 @@ where
         .map_err(|error| rejection.or(error))
 }
 
+/// The end of an update function (`BeforeUpdate`): `next` keeps `current`'s
+/// creation time, is validated as an update of it (a rejection is its 422), and
+/// goes to storage without a resourceVersion.
+pub(crate) fn finish_update(
+    info: &ResourceInfo,
+    mut next: Object,
+    current: &Object,
+    rejected: &Rejection,
+) -> Result<Object, StorageError> {
+    next.metadata.creation_timestamp = current.metadata.creation_timestamp.clone();
+    crate::validation::validate_update(info, &next, current)
+        .map_err(|error| rejected.reject(error))?;
+    next.metadata.resource_version = None;
+    Ok(next)
+}
+
 /// How often a create with `generateName` retries a name that already exists
 /// (upstream retries since 1.30).
 pub(crate) const GENERATE_NAME_ATTEMPTS: usize = 8;

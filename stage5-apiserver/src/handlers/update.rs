@@ -7,7 +7,6 @@ use axum::response::Response;
 
 use crate::registry::RegisteredResource;
 use crate::status::ApiError;
-use crate::validation;
 use stage5_storage::Object;
 use stage5_storage::{StorageError, object_key, parse_resource_version};
 
@@ -18,7 +17,8 @@ use super::rest::*;
 /// Conflict); without one the update is unconditional (`AllowUnconditionalUpdate`).
 /// uid and creationTimestamp are kept. Updating a missing object is 404 (no
 /// create-on-update). Before the new object is stored, `BeforeUpdate`'s validation
-/// runs ([`validation::validate_update`]): a bad label or annotation is 422.
+/// runs ([`validate_update`](crate::validation::validate_update)): a bad label or
+/// annotation is 422.
 pub(crate) async fn update(
     resource: &RegisteredResource,
     namespace: Option<&str>,
@@ -56,12 +56,7 @@ pub(crate) async fn update(
         }
         let mut next = obj.clone();
         next.metadata.uid = current.metadata.uid.clone();
-        next.metadata.creation_timestamp =
-            current.metadata.creation_timestamp.clone();
-        validation::validate_update(&info, &next, current)
-            .map_err(|error| rejected.reject(error))?;
-        next.metadata.resource_version = None;
-        Ok(next)
+        finish_update(&info, next, current, rejected)
     };
     let updated = update_or_reject(resource, key, update).await?;
     Ok(json_response(StatusCode::OK, &updated))

@@ -46,7 +46,7 @@ use stage4_shared_informer::{
     KubeSource, ResourceEventHandlerFuncs, SharedInformerFactory,
     parse_label_selector,
 };
-use stage5_apiserver::{Backend, RunningServer, Server, ServerConfig};
+use stage5_apiserver::{Backend, RunningServer, ServerConfig};
 use stage5_storage::etcd3::Etcd3Store;
 use stage5_storage::kv::Kv;
 use stage5_storage::{Object, ResourceInfo, Storage, object_key};
@@ -398,7 +398,10 @@ fn is_gone(bytes: &[u8]) -> bool {
 
 /// The targets of the HTTP/1.1 request lines completed by `bytes`, keeping an
 /// unfinished line in `partial_line` for the next read.
-fn request_targets(partial_line: &mut Vec<u8>, bytes: &[u8]) -> Vec<String> {
+pub(super) fn request_targets(
+    partial_line: &mut Vec<u8>,
+    bytes: &[u8],
+) -> Vec<String> {
     let mut targets = Vec::new();
     for &byte in bytes {
         if byte != b'\n' {
@@ -585,19 +588,7 @@ async fn start_server(kv: &Arc<dyn Kv>, bind: SocketAddr) -> RunningServer {
         .bind(bind)
         .backend(Backend::Kv(Arc::clone(kv)))
         .watch_cache_capacity(WATCH_CACHE_CAPACITY);
-    // The port was just released by the previous server; binding may need a moment
-    // (bounded).
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        match Server::start(config.clone()).await {
-            Ok(server) => return server,
-            Err(error) if Instant::now() < deadline => {
-                eprintln!("retrying start: {error}");
-                tokio::time::sleep(Duration::from_millis(50)).await;
-            }
-            Err(error) => panic!("server start: {error}"),
-        }
-    }
+    super::server_informer::start_retrying(config).await
 }
 
 /// Waits (bounded) until the driver has made `ops` operations.

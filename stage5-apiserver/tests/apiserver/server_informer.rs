@@ -69,8 +69,12 @@ async fn start(
         .bind(bind)
         .backend(Backend::Kv(Arc::clone(kv)))
         .watch_cache(watch_cache);
-    // The port was just released by the previous server; binding may need a moment
-    // (bounded).
+    start_retrying(config).await
+}
+
+/// Starts a server on a port the previous server just released: binding may need
+/// a moment (bounded: 10 s).
+pub(super) async fn start_retrying(config: ServerConfig) -> RunningServer {
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
         match Server::start(config.clone()).await {

@@ -10,6 +10,7 @@
 //! re-watch's resourceVersion; the server's `apiserver_request_total` counts say
 //! that no LIST reached it. Every wait is bounded.
 
+use super::fault_convergence::request_targets;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -206,29 +207,6 @@ async fn relay(
         #[allow(deprecated)]
         client.set_linger(Some(Duration::ZERO)).expect("SO_LINGER");
     }
-}
-
-/// The targets of the HTTP/1.1 request lines completed by `bytes` (`GET
-/// /api/v1/pods?watch=true&… HTTP/1.1`), keeping an unfinished line in
-/// `partial_line` for the next read.
-fn request_targets(partial_line: &mut Vec<u8>, bytes: &[u8]) -> Vec<String> {
-    let mut targets = Vec::new();
-    for &byte in bytes {
-        if byte != b'\n' {
-            partial_line.push(byte);
-            continue;
-        }
-        let line = String::from_utf8_lossy(partial_line).trim_end().to_string();
-        partial_line.clear();
-        let mut words = line.split(' ');
-        if let (Some(method), Some(target), Some("HTTP/1.1"), None) =
-            (words.next(), words.next(), words.next(), words.next())
-            && ["GET", "POST", "PUT", "PATCH", "DELETE"].contains(&method)
-        {
-            targets.push(target.to_string());
-        }
-    }
-    targets
 }
 
 pub(super) fn pod(name: &str) -> Pod {

@@ -11,8 +11,7 @@
 //! succeeded after it) for the follower and for the leader.
 
 use std::collections::BTreeMap;
-use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
@@ -23,6 +22,7 @@ use stage3_reflector::{ListOptions, WatchEvent, WatchOptions};
 use stage5_cacher::{Cacher, CacherConfig};
 use stage5_storage::etcd3::Etcd3Store;
 use stage5_storage::kv::{EtcdKv, Kv};
+use stage5_storage::testing::{free_port, http_get};
 use stage5_storage::{
     Object, ResourceInfo, SelectionPredicate, Storage, StorageError, list_prefix,
     object_key,
@@ -170,20 +170,6 @@ impl Drop for Cluster {
             let _ = std::fs::remove_dir_all(&m.data_dir);
         }
     }
-}
-
-fn free_port() -> std::io::Result<SocketAddr> {
-    TcpListener::bind("127.0.0.1:0")?.local_addr()
-}
-
-/// A minimal blocking HTTP/1.0 GET.
-fn http_get(addr: SocketAddr, path: &str) -> std::io::Result<String> {
-    let mut stream = TcpStream::connect_timeout(&addr, Duration::from_millis(500))?;
-    stream.set_read_timeout(Some(Duration::from_secs(2)))?;
-    write!(stream, "GET {path} HTTP/1.0\r\nHost: {addr}\r\n\r\n")?;
-    let mut response = String::new();
-    stream.read_to_string(&mut response)?;
-    Ok(response)
 }
 
 /// What the writer reports: each write that succeeded, with when.
