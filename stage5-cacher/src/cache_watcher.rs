@@ -16,7 +16,7 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use crate::caching_object::CachedObject;
+use crate::caching_object::{CachedObject, LabelMatcher};
 use crate::watch_cache::WatchCacheEvent;
 use apimachinery::fields::{Fields, field_value};
 use stage5_storage::{KeyScope, ResourceInfo, SelectionPredicate};
@@ -51,12 +51,10 @@ pub struct WatchFilter {
 }
 
 impl WatchFilter {
-    /// Whether an object with these labels and fields passes.
-    pub fn matches(
-        &self,
-        labels: Option<&std::collections::BTreeMap<String, String>>,
-        fields: &Fields,
-    ) -> bool {
+    /// Whether `object` passes, its labels matched by `labels` (this filter's label
+    /// selector, taken apart once: [`LabelMatcher::new`]).
+    pub fn matches(&self, labels: &LabelMatcher, object: &CachedObject) -> bool {
+        let fields = object.fields();
         if let Some(ns) = &self.namespace
             && field_value(fields, "metadata.namespace") != Some(ns.as_str())
         {
@@ -67,7 +65,7 @@ impl WatchFilter {
         {
             return false;
         }
-        self.predicate.matches_attrs(labels, fields)
+        labels.matches(object.labels()) && self.predicate.field.matches(fields)
     }
 }
 
@@ -151,6 +149,8 @@ pub struct CacheWatcher {
     /// Closed when the watcher stops (`done`).
     done: CancellationToken,
     filter: WatchFilter,
+    /// The filter's label selector, taken apart once.
+    labels: LabelMatcher,
     /// Set once, under the Cacher's lock, when the watcher is stopped.
     stopped: AtomicBool,
     /// Unregisters the watcher; set when the Cacher registers it.
@@ -203,6 +203,7 @@ impl CacheWatcher {
         let watcher = Arc::new(CacheWatcher {
             input: input_tx,
             done: CancellationToken::new(),
+            labels: LabelMatcher::new(&filter.predicate.label),
             filter,
             stopped: AtomicBool::new(false),
             forget: OnceLock::new(),
@@ -343,16 +344,11 @@ impl CacheWatcher {
             )));
         }
         let current_passes = event.event_type != EventType::Deleted
-            && self.filter.matches(
-                event.object.object().metadata.labels.as_ref(),
-                &event.obj_fields,
-            );
-        let previous_passes = event.prev_object.as_ref().is_some_and(|prev| {
-            self.filter.matches(
-                prev.object().metadata.labels.as_ref(),
-                &event.prev_obj_fields,
-            )
-        });
+            && self.filter.matches(&self.labels, &event.object);
+        let previous_passes = event
+            .prev_object
+            .as_ref()
+            .is_some_and(|prev| self.filter.matches(&self.labels, prev));
         let (event_type, object) = match (current_passes, previous_passes) {
             (true, false) => (EventType::Added, Arc::clone(&event.object)),
             (true, true) => (EventType::Modified, Arc::clone(&event.object)),
@@ -475,17 +471,19 @@ mod tests {
         previous: Option<Arc<Object>>,
     ) -> Arc<WatchCacheEvent> {
         let rv = current.resource_version().parse().unwrap();
-        let fields = ResourceInfo::PODS.fields(&current);
+        let pods = &ResourceInfo::PODS;
         let mut e = WatchCacheEvent::new(
             event_type,
-            Arc::new(CachedObject::new(current)),
-            fields,
+            Arc::new(CachedObject::new(pods, event_type, &current)),
             Arc::from("ns/pod"),
             rv,
         );
         if let Some(prev) = previous {
-            e.prev_obj_fields = ResourceInfo::PODS.fields(&prev);
-            e.prev_object = Some(Arc::new(CachedObject::new(prev)));
+            e.prev_object = Some(Arc::new(CachedObject::new(
+                pods,
+                EventType::Modified,
+                &prev,
+            )));
         }
         Arc::new(e)
     }

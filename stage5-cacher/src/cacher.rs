@@ -28,16 +28,27 @@ use crate::caching_object::CachedObject;
 use crate::lister_watcher::StorageListerWatcher;
 use crate::time_budget::TimeBudget;
 use crate::watch_cache::{WatchCache, WatchCacheEvent, WatchCacheOptions};
-use apimachinery::fields::{Fields, field_value};
+use apimachinery::fields::field_value;
 use stage5_storage::encode::{
     EncodedEvent, EncodedWatch, encode_bookmark, encode_line, encode_status,
 };
 use stage5_storage::etcd3::Etcd3Store;
 use stage5_storage::{
-    GetOptions, KeyScope, ListResult, Preconditions, Storage, StorageError,
-    UpdateFn, parse_resource_version,
+    EncodedListResult, GetOptions, KeyScope, ListResult, Preconditions, Storage,
+    StorageError, UpdateFn, parse_resource_version,
 };
 use stage5_storage::{Object, ResourceInfo, SelectionPredicate};
+
+/// A `GetList` answer before it is decoded or encoded.
+enum CachedList {
+    /// From etcd.
+    Delegated(ListResult),
+    /// From the watch cache, in key order.
+    Cached {
+        items: Vec<Arc<CachedObject>>,
+        resource_version: u64,
+    },
+}
 
 /// Mirrors `defaultBookmarkFrequency`: how often a bookmark-allowing watcher gets a
 /// bookmark.
@@ -630,6 +641,64 @@ impl Cacher {
         options: ListOptions,
         predicate: SelectionPredicate,
     ) -> Result<ListResult, StorageError> {
+        Ok(match self.list_in(key, scope, options, predicate).await? {
+            CachedList::Delegated(result) => result,
+            // The cache keeps JSON: a list of objects decodes each one.
+            CachedList::Cached {
+                items,
+                resource_version,
+            } => ListResult {
+                items: items.iter().map(|item| item.object()).collect(),
+                resource_version,
+                continue_token: String::new(),
+                remaining_item_count: None,
+            },
+        })
+    }
+
+    // ANCHOR_END: get_list
+
+    // ANCHOR: get_list_encoded
+    /// [`get_list_cached_in`](Self::get_list_cached_in) of a prefix with every item
+    /// encoded: from the cache, each item's JSON as the watch cache keeps it
+    /// (shared, never decoded); from etcd, encoded here.
+    pub async fn get_list_encoded_cached(
+        &self,
+        prefix: String,
+        options: ListOptions,
+        predicate: SelectionPredicate,
+    ) -> Result<EncodedListResult, StorageError> {
+        Ok(
+            match self
+                .list_in(prefix, KeyScope::Prefix, options, predicate)
+                .await?
+            {
+                CachedList::Delegated(result) => EncodedListResult::encode(result),
+                CachedList::Cached {
+                    items,
+                    resource_version,
+                } => EncodedListResult {
+                    items: items.iter().map(|item| item.json().clone()).collect(),
+                    resource_version,
+                    continue_token: String::new(),
+                    remaining_item_count: None,
+                },
+            },
+        )
+    }
+
+    // ANCHOR_END: get_list_encoded
+
+    // ANCHOR: get_list_body
+    /// The body of `GetList`: the delegated answer from etcd, or the cached
+    /// objects, still encoded.
+    async fn list_in(
+        &self,
+        key: String,
+        scope: KeyScope,
+        options: ListOptions,
+        predicate: SelectionPredicate,
+    ) -> Result<CachedList, StorageError> {
         let inner = &self.inner;
         let list_rv = parse_resource_version(&options.resource_version)?;
         let delegate = !options.continue_token.is_empty()
@@ -642,7 +711,8 @@ impl Cacher {
             return inner
                 .storage
                 .list_objects_in(key, scope, options, predicate)
-                .await;
+                .await
+                .map(CachedList::Delegated);
         }
         inner
             .wait_for_read(&options.resource_version, list_rv)
@@ -652,15 +722,13 @@ impl Cacher {
         let (mut items, resource_version) =
             inner.watch_cache.list(namespace.as_deref(), &predicate);
         let under_key = KeyFilter::new(&inner.info, &key, scope);
-        items.retain(|obj| under_key.matches_object(obj.namespace(), obj.name()));
-        Ok(ListResult {
+        items.retain(|obj| under_key.matches(obj.fields()));
+        Ok(CachedList::Cached {
             items,
             resource_version,
-            continue_token: String::new(),
-            remaining_item_count: None,
         })
     }
-    // ANCHOR_END: get_list
+    // ANCHOR_END: get_list_body
 
     // ANCHOR: get_cached
     /// Mirrors `Cacher.Get`: `""` reads etcd; a version waits (up to 3 s) until the
@@ -684,7 +752,7 @@ impl Cacher {
             .unwrap_or(&key)
             .to_string();
         match inner.watch_cache.get_element(&cache_key) {
-            Some(element) => Ok(Some(Arc::clone(element.object.object()))),
+            Some(element) => Ok(Some(element.object.object())),
             None if options.ignore_not_found => Ok(None),
             None => Err(StorageError::NotFound {
                 plural: inner.info.qualified_resource(),
@@ -832,8 +900,7 @@ impl CacherInner {
         };
         Arc::new(WatchCacheEvent::new(
             EventType::Bookmark,
-            Arc::new(CachedObject::new(Arc::new(object))),
-            Fields::new(),
+            Arc::new(CachedObject::new(&self.info, EventType::Bookmark, &object)),
             Arc::from(""),
             resource_version,
         ))
@@ -921,9 +988,8 @@ impl CacherInner {
         }
         // ANCHOR_END: start_dispatching
         // ANCHOR: start_dispatching_scopes
-        let namespace =
-            field_value(&event.obj_fields, "metadata.namespace").unwrap_or("");
-        let name = field_value(&event.obj_fields, "metadata.name").unwrap_or("");
+        let namespace = event.object.namespace();
+        let name = event.object.name();
         let mut scopes = vec![Scope::default()];
         if !name.is_empty() {
             scopes.push(Scope {
@@ -951,13 +1017,11 @@ impl CacherInner {
         if self.has_trigger {
             let mut values: HashSet<&str> = HashSet::new();
             values.insert(
-                field_value(&event.obj_fields, "spec.nodeName").unwrap_or(""),
+                field_value(event.obj_fields(), "spec.nodeName").unwrap_or(""),
             );
-            if event.prev_object.is_some() {
-                values.insert(
-                    field_value(&event.prev_obj_fields, "spec.nodeName")
-                        .unwrap_or(""),
-                );
+            if let Some(prev_fields) = event.prev_obj_fields() {
+                values
+                    .insert(field_value(prev_fields, "spec.nodeName").unwrap_or(""));
             }
             for value in values {
                 if let Some(set) = state.watchers.value.get(value) {
@@ -1063,7 +1127,8 @@ impl CacherWatch {
         Watch::new(self.map(|event| {
             Ok(match event {
                 WatcherEvent::Object { event_type, object } => {
-                    let obj = Arc::clone(object.object());
+                    // The cache keeps JSON: a watch of objects decodes each one.
+                    let obj = object.object();
                     match event_type {
                         EventType::Added => WatchEvent::Added(obj),
                         EventType::Deleted => WatchEvent::Deleted(obj),
@@ -1197,6 +1262,16 @@ impl Storage for Cacher {
         &self,
     ) -> BoxFuture<'_, Result<u64, StorageError>> {
         self.inner.storage.current_resource_version().boxed()
+    }
+
+    fn get_list_encoded(
+        &self,
+        prefix: String,
+        options: ListOptions,
+        predicate: SelectionPredicate,
+    ) -> BoxFuture<'_, Result<EncodedListResult, StorageError>> {
+        self.get_list_encoded_cached(prefix, options, predicate)
+            .boxed()
     }
 
     fn watch_encoded(

@@ -19,6 +19,7 @@
 //! | `watch_cache.go` `getAllEventsSinceLocked`, `resizeCacheLocked` | [`WatchCache`]'s methods            |
 //! | `util.go` `suggestedWatchChannelSize`                    | [`watch_cache::suggested_watch_channel_size`] |
 //! | `caching_object.go` `cachingObject`                     | [`CachedObject`]                            |
+//! | `watch_cache.go` `storeElement`'s `Labels`; `labels.Selector` | [`Labels`], [`LabelMatcher`]          |
 //! | `cache_watcher.go` `cacheWatcher`                       | [`CacheWatcher`]                            |
 //! | `cacher.go` `filterWithAttrsAndPrefixFunction`          | [`WatchFilter`], [`KeyFilter`]              |
 //! | `cache_watcher.go` `add`, `process`, `convertToWatchEvent` | [`CacheWatcher`]'s methods               |
@@ -40,7 +41,7 @@ pub mod watch_cache;
 
 pub use cache_watcher::{CacheWatcher, KeyFilter, WatchFilter, WatcherEvent};
 pub use cacher::{Cacher, CacherConfig, CacherStats, CacherWatch, WatcherInfo};
-pub use caching_object::CachedObject;
+pub use caching_object::{CachedObject, LabelMatcher, Labels};
 pub use lister_watcher::StorageListerWatcher;
 pub use time_budget::TimeBudget;
 pub use watch_cache::{WatchCache, WatchCacheEvent, WatchCacheOptions};

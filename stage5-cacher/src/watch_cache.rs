@@ -10,6 +10,12 @@
 //!
 //! The ring grows and shrinks between 100 and 102,400 events, aiming to hold the
 //! last 75 s.
+//!
+//! # Memory usage
+//!
+//! The store and the ring share one [`CachedObject`] per object version: its JSON
+//! (inside the watch line of the event that stored it) plus its labels and field
+//! values, never the decoded object. An event adds only its own small record.
 
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
@@ -25,7 +31,7 @@ use tokio::time::Instant;
 
 use apimachinery::fields::{Fields, field_value};
 
-use crate::caching_object::CachedObject;
+use crate::caching_object::{CachedObject, LabelMatcher};
 use stage5_storage::StorageError;
 use stage5_storage::{Object, ResourceInfo, SelectionPredicate};
 
@@ -64,14 +70,12 @@ pub const MAX_WATCH_CHAN_SIZE_WITHOUT_INDEX: usize = 100;
 pub struct WatchCacheEvent {
     /// Added, Modified, Deleted or Bookmark.
     pub event_type: EventType,
-    /// The new object (for a delete, the last state at the delete's version).
+    /// The new object (for a delete, the last state at the delete's version),
+    /// with its labels and field values (`GetAttrs`).
     pub object: Arc<CachedObject>,
-    /// The new object's field values (`GetAttrs`); its labels are in its metadata.
-    pub obj_fields: Fields,
-    /// The object as the cache held it before this change.
+    /// The object as the cache held it before this change, with its labels and
+    /// field values.
     pub prev_object: Option<Arc<CachedObject>>,
-    /// The previous object's field values.
-    pub prev_obj_fields: Fields,
     /// The store key, `namespace/name`.
     pub key: Arc<str>,
     /// The resource version of the change.
@@ -89,16 +93,13 @@ impl WatchCacheEvent {
     pub fn new(
         event_type: EventType,
         object: Arc<CachedObject>,
-        obj_fields: Fields,
         key: Arc<str>,
         resource_version: u64,
     ) -> Self {
         WatchCacheEvent {
             event_type,
             object,
-            obj_fields,
             prev_object: None,
-            prev_obj_fields: Fields::new(),
             key,
             resource_version,
             record_time: Instant::now(),
@@ -111,27 +112,38 @@ impl WatchCacheEvent {
     pub fn prev_object_at_event_version(&self) -> Option<&Arc<CachedObject>> {
         let prev = self.prev_object.as_ref()?;
         Some(self.prev_at_event_version.get_or_init(|| {
-            let mut obj = (**prev.object()).clone();
-            obj.metadata.resource_version = Some(self.resource_version.to_string());
-            Arc::new(CachedObject::new(Arc::new(obj)))
+            Arc::new(
+                prev.at_resource_version(self.resource_version, EventType::Deleted),
+            )
         }))
+    }
+
+    /// The new object's field values.
+    pub fn obj_fields(&self) -> &Fields {
+        self.object.fields()
+    }
+
+    /// The previous object's field values, if there is a previous object.
+    pub fn prev_obj_fields(&self) -> Option<&Fields> {
+        self.prev_object.as_ref().map(|prev| prev.fields())
     }
 
     /// The namespace, from the fields.
     pub fn namespace(&self) -> &str {
-        field_value(&self.obj_fields, "metadata.namespace").unwrap_or("")
+        self.object.namespace()
     }
 }
 
-/// Mirrors `storeElement`: what the watch cache's store holds per key.
+/// Mirrors `storeElement`: what the watch cache's store holds per key. Upstream
+/// keeps the decoded object with its labels and fields; here the object is its
+/// JSON, and the labels and fields live in the [`CachedObject`] (shared with the
+/// event that stored it).
 #[derive(Debug)]
 pub struct StoreElement {
     /// `namespace/name`.
     pub key: Arc<str>,
-    /// The object.
+    /// The object: its JSON, labels and field values.
     pub object: Arc<CachedObject>,
-    /// Its field values.
-    pub fields: Fields,
 }
 
 /// Options of a [`WatchCache`].
@@ -228,7 +240,7 @@ fn store_indexers(info: &ResourceInfo) -> stage1_store::Indexers<StoreElement> {
         NAMESPACE_INDEX,
         index_func(|e: &StoreElement| -> Result<IndexValues<'_>, BoxError> {
             Ok(smallvec::smallvec![std::borrow::Cow::Borrowed(
-                field_value(&e.fields, "metadata.namespace").unwrap_or("")
+                e.object.namespace()
             )])
         }),
     )]);
@@ -237,7 +249,7 @@ fn store_indexers(info: &ResourceInfo) -> stage1_store::Indexers<StoreElement> {
             NODE_NAME_INDEX.to_string(),
             index_func(|e: &StoreElement| -> Result<IndexValues<'_>, BoxError> {
                 Ok(smallvec::smallvec![std::borrow::Cow::Borrowed(
-                    field_value(&e.fields, "spec.nodeName").unwrap_or("")
+                    field_value(e.object.fields(), "spec.nodeName").unwrap_or("")
                 )])
             }),
         );
@@ -325,12 +337,12 @@ impl WatchCache {
     ) -> Result<(), StoreError> {
         let key: Arc<str> = meta_namespace_key_func(&*obj)?.into();
         let resource_version = parse_rv(obj.resource_version())?;
-        let fields = self.info.fields(&obj);
-        let object = Arc::new(CachedObject::new(obj));
+        // The object is encoded here, once, and dropped: the cache keeps its JSON.
+        let object = Arc::new(CachedObject::new(&self.info, event_type, &obj));
+        drop(obj);
         let mut event = WatchCacheEvent::new(
             event_type,
             Arc::clone(&object),
-            fields.clone(),
             Arc::clone(&key),
             resource_version,
         );
@@ -338,7 +350,6 @@ impl WatchCache {
             let mut inner = self.inner.write();
             if let Some(previous) = inner.store.get(&key) {
                 event.prev_object = Some(Arc::clone(&previous.object));
-                event.prev_obj_fields = previous.fields.clone();
             }
             let event = Arc::new(event);
             inner.update_cache(Arc::clone(&event));
@@ -350,7 +361,6 @@ impl WatchCache {
                     Arc::new(StoreElement {
                         key: Arc::clone(&key),
                         object,
-                        fields,
                     }),
                 )?,
             }
@@ -375,15 +385,11 @@ impl WatchCache {
         let mut elements = Vec::with_capacity(objs.len());
         for obj in objs {
             let key: Arc<str> = meta_namespace_key_func(&*obj)?.into();
-            let fields = self.info.fields(&obj);
-            elements.push((
-                Arc::clone(&key),
-                Arc::new(StoreElement {
-                    key,
-                    object: Arc::new(CachedObject::new(obj)),
-                    fields,
-                }),
-            ));
+            let object =
+                Arc::new(CachedObject::new(&self.info, EventType::Added, &obj));
+            drop(obj);
+            elements
+                .push((Arc::clone(&key), Arc::new(StoreElement { key, object })));
         }
         {
             let mut inner = self.inner.write();
@@ -426,8 +432,11 @@ impl WatchCache {
             };
             handler(Arc::new(WatchCacheEvent::new(
                 EventType::Bookmark,
-                Arc::new(CachedObject::new(Arc::new(bookmark))),
-                Fields::new(),
+                Arc::new(CachedObject::new(
+                    &self.info,
+                    EventType::Bookmark,
+                    &bookmark,
+                )),
                 Arc::from(""),
                 resource_version,
             )));
@@ -500,12 +509,13 @@ impl WatchCache {
     /// Lists the cached objects under `namespace` (all when `None`) that `predicate`
     /// selects, in key order, with the cache's resource version. Uses the
     /// node-name index when the field selector pins `spec.nodeName` (upstream's
-    /// `listItems` with `IndexFields`).
+    /// `listItems` with `IndexFields`). The objects stay encoded: the caller
+    /// decodes ([`CachedObject::object`]) or copies the JSON.
     pub fn list(
         &self,
         namespace: Option<&str>,
         predicate: &SelectionPredicate,
-    ) -> (Vec<Arc<Object>>, u64) {
+    ) -> (Vec<Arc<CachedObject>>, u64) {
         let inner = self.inner.read();
         // An index answers with a fresh vector, a whole-store list with the
         // shared snapshot; either is read as a slice, never copied.
@@ -537,26 +547,21 @@ impl WatchCache {
         let resource_version = inner.resource_version;
         drop(inner);
         let everything = predicate.is_everything();
+        let labels = LabelMatcher::new(&predicate.label);
         let mut selected: Vec<&Arc<StoreElement>> = elements
             .iter()
-            .filter(|e| {
-                namespace.is_none_or(|ns| {
-                    field_value(&e.fields, "metadata.namespace") == Some(ns)
-                })
-            })
+            .filter(|e| namespace.is_none_or(|ns| e.object.namespace() == ns))
             .filter(|e| {
                 everything
-                    || predicate.matches_attrs(
-                        e.object.object().metadata.labels.as_ref(),
-                        &e.fields,
-                    )
+                    || (labels.matches(e.object.labels())
+                        && predicate.field.matches(e.object.fields()))
             })
             .collect();
         selected.sort_unstable_by(|a, b| a.key.cmp(&b.key));
         (
             selected
                 .into_iter()
-                .map(|e| Arc::clone(e.object.object()))
+                .map(|e| Arc::clone(&e.object))
                 .collect(),
             resource_version,
         )
@@ -755,7 +760,6 @@ impl Inner {
                 Arc::new(WatchCacheEvent::new(
                     EventType::Added,
                     Arc::clone(&e.object),
-                    e.fields.clone(),
                     Arc::clone(&e.key),
                     self.resource_version,
                 ))
@@ -796,7 +800,7 @@ impl KeyLister for WatchCache {
 
 impl KeyGetter<Object> for WatchCache {
     fn get_by_key(&self, key: &str) -> Option<Arc<Object>> {
-        self.get_element(key).map(|e| Arc::clone(e.object.object()))
+        self.get_element(key).map(|e| e.object.object())
     }
 }
 
@@ -819,7 +823,7 @@ impl Store<Object> for WatchCache {
             .store
             .list()
             .iter()
-            .map(|e| Arc::clone(e.object.object()))
+            .map(|e| e.object.object())
             .collect()
     }
 

@@ -569,10 +569,11 @@ async fn lists_come_from_the_cache_by_resource_version() {
     let list = f.cacher.get_list(prefix(), at_a, on_node).await.unwrap();
     assert_eq!(list.items.len(), 1);
     assert!(list.resource_version >= a.resource_version().parse::<u64>().unwrap());
-    // The objects are the cache's, shared, not copies.
+    // The objects' JSON is the cache's, shared, not copies: the watch cache keeps
+    // each object encoded, and a list copies that encoding.
     let again = f
         .cacher
-        .get_list(
+        .get_list_encoded(
             prefix(),
             ListOptions {
                 resource_version: "0".into(),
@@ -584,6 +585,23 @@ async fn lists_come_from_the_cache_by_resource_version() {
         .unwrap();
     let first = f
         .cacher
+        .get_list_encoded(
+            prefix(),
+            ListOptions {
+                resource_version: "0".into(),
+                ..ListOptions::default()
+            },
+            SelectionPredicate::default(),
+        )
+        .await
+        .unwrap();
+    assert!(std::ptr::eq(
+        again.items[0].as_ptr(),
+        first.items[0].as_ptr()
+    ));
+    // Decoded, it is the object the list of objects returns.
+    let everything = f
+        .cacher
         .get_list(
             prefix(),
             ListOptions {
@@ -594,7 +612,9 @@ async fn lists_come_from_the_cache_by_resource_version() {
         )
         .await
         .unwrap();
-    assert!(Arc::ptr_eq(&again.items[0], &first.items[0]));
+    let decoded: Object = serde_json::from_slice(&first.items[0]).unwrap();
+    assert_eq!(decoded, *everything.items[0]);
+    assert_eq!(first.items.len(), everything.items.len());
 }
 
 #[tokio::test]
@@ -607,8 +627,15 @@ async fn every_watcher_shares_one_object() {
         .unwrap()
         .to_string();
     let mut watches = Vec::new();
+    let mut encoded = Vec::new();
     for _ in 0..3 {
         watches.push(watch(&f, from(&rv), "", "").await);
+        encoded.push(
+            f.cacher
+                .watch_encoded(prefix(), from(&rv), SelectionPredicate::default())
+                .await
+                .unwrap(),
+        );
     }
     f.store
         .create_object(key("a"), pod("a", &[], "n"))
@@ -621,7 +648,22 @@ async fn every_watcher_shares_one_object() {
             other => panic!("{other:?}"),
         }
     }
-    assert!(objects.windows(2).all(|w| Arc::ptr_eq(&w[0], &w[1])));
+    // A watch of objects decodes its own copy of the one encoding.
+    assert!(objects.windows(2).all(|w| w[0] == w[1]));
+    // The server's watches share the one line.
+    let mut lines = Vec::new();
+    for w in &mut encoded {
+        let event = tokio::time::timeout(WAIT, w.next())
+            .await
+            .expect("an event in time")
+            .expect("an event");
+        lines.push(event.line);
+    }
+    assert!(
+        lines
+            .windows(2)
+            .all(|w| std::ptr::eq(w[0].as_ptr(), w[1].as_ptr()))
+    );
 }
 
 #[tokio::test]

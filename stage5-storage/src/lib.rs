@@ -69,8 +69,8 @@ pub use api_object_versioner::{
 };
 pub use errors::StorageError;
 pub use interfaces::{
-    GetOptions, KeyScope, ListResult, Preconditions, Storage, UpdateFn, list_prefix,
-    object_key,
+    EncodedListResult, GetOptions, KeyScope, ListResult, Preconditions, Storage,
+    UpdateFn, list_prefix, object_key,
 };
 pub use object::Object;
 pub use resource_info::ResourceInfo;

@@ -10,7 +10,8 @@ use std::borrow::Cow;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::core::{DynamicResourceScope, Resource, TypeMeta};
-use serde::{Deserialize, Serialize};
+use serde::de::{MapAccess, Visitor};
+use serde::{Deserialize, Deserializer, Serialize};
 
 use crate::resource_info::ResourceInfo;
 
@@ -19,7 +20,7 @@ use crate::resource_info::ResourceInfo;
 ///
 /// Like kube's `DynamicObject`, but with `DynamicType = ()`, so stage 1's key
 /// functions and stage 3's Reflector work on it unchanged.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct Object {
     /// `apiVersion` and `kind`.
     #[serde(flatten, default, skip_serializing_if = "Option::is_none")]
@@ -32,6 +33,119 @@ pub struct Object {
     pub data: serde_json::Value,
 }
 // ANCHOR_END: object
+
+/// Reads an object in one pass. The derived `Deserialize` with two
+/// `#[serde(flatten)]` fields first buffers the whole object into serde's
+/// private `Content` tree, then reads `apiVersion`, `kind` and the rest out of
+/// it again: every string is copied twice. This visitor reads each entry once,
+/// straight into `types`, `metadata` or `data`, with the same result.
+impl<'de> Deserialize<'de> for Object {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_map(ObjectVisitor)
+    }
+}
+
+/// A top-level key: the three the struct names, or any other.
+enum ObjectKey {
+    ApiVersion,
+    Kind,
+    Metadata,
+    Other(String),
+}
+
+impl<'de> Deserialize<'de> for ObjectKey {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct KeyVisitor;
+        impl Visitor<'_> for KeyVisitor {
+            type Value = ObjectKey;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a field name")
+            }
+
+            fn visit_str<E: serde::de::Error>(
+                self,
+                key: &str,
+            ) -> Result<ObjectKey, E> {
+                Ok(match key {
+                    "apiVersion" => ObjectKey::ApiVersion,
+                    "kind" => ObjectKey::Kind,
+                    "metadata" => ObjectKey::Metadata,
+                    other => ObjectKey::Other(other.to_string()),
+                })
+            }
+
+            fn visit_string<E: serde::de::Error>(
+                self,
+                key: String,
+            ) -> Result<ObjectKey, E> {
+                Ok(match key.as_str() {
+                    "apiVersion" | "kind" | "metadata" => {
+                        return self.visit_str(&key);
+                    }
+                    _ => ObjectKey::Other(key),
+                })
+            }
+        }
+        deserializer.deserialize_identifier(KeyVisitor)
+    }
+}
+
+struct ObjectVisitor;
+
+impl<'de> Visitor<'de> for ObjectVisitor {
+    type Value = Object;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("struct Object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Object, A::Error> {
+        let mut api_version = None;
+        let mut kind = None;
+        let mut metadata = None;
+        let mut data = serde_json::Map::new();
+        while let Some(key) = map.next_key::<ObjectKey>()? {
+            match key {
+                ObjectKey::ApiVersion => {
+                    api_version = Some(map.next_value::<serde_json::Value>()?)
+                }
+                ObjectKey::Kind => {
+                    kind = Some(map.next_value::<serde_json::Value>()?)
+                }
+                ObjectKey::Metadata => {
+                    metadata = Some(map.next_value::<ObjectMeta>()?)
+                }
+                ObjectKey::Other(key) => {
+                    data.insert(key, map.next_value()?);
+                }
+            }
+        }
+        // As the derived, flattened `Option<TypeMeta>`: both strings, or none.
+        // A lone or non-string `apiVersion` or `kind` stays among the other
+        // fields, so it is written back as it came.
+        let types = match (api_version, kind) {
+            (
+                Some(serde_json::Value::String(api_version)),
+                Some(serde_json::Value::String(kind)),
+            ) => Some(TypeMeta { api_version, kind }),
+            (api_version, kind) => {
+                if let Some(value) = api_version {
+                    data.insert("apiVersion".to_string(), value);
+                }
+                if let Some(value) = kind {
+                    data.insert("kind".to_string(), value);
+                }
+                None
+            }
+        };
+        Ok(Object {
+            types,
+            metadata: metadata.unwrap_or_default(),
+            data: serde_json::Value::Object(data),
+        })
+    }
+}
 
 impl Object {
     /// An object of `info`'s kind with this namespace and name, and `data` as its
@@ -157,5 +271,51 @@ pub(crate) mod tests {
         assert!(text.contains(r#""kind":"Pod""#), "{text}");
         let back: Object = serde_json::from_str(&text).unwrap();
         assert_eq!(back, obj);
+    }
+
+    #[test]
+    fn one_pass_decoding_reads_types_metadata_and_the_rest() {
+        let text = r#"{"kind":"Pod","spec":{"nodeName":"n"},"apiVersion":"v1",
+            "metadata":{"name":"a","labels":{"x":"y"}},"status":{}}"#;
+        let obj: Object = serde_json::from_str(text).unwrap();
+        assert_eq!(obj.types, Some(ResourceInfo::PODS.type_meta()));
+        assert_eq!(obj.metadata.name.as_deref(), Some("a"));
+        assert_eq!(obj.data, json!({"spec": {"nodeName": "n"}, "status": {}}));
+        // The same from a `Value`, as `serde_json::from_value` callers do.
+        let value: serde_json::Value = serde_json::from_str(text).unwrap();
+        assert_eq!(serde_json::from_value::<Object>(value).unwrap(), obj);
+    }
+
+    #[test]
+    fn a_lone_or_odd_type_field_stays_among_the_other_fields() {
+        let obj: Object =
+            serde_json::from_str(r#"{"kind":"Pod","spec":{}}"#).unwrap();
+        assert_eq!(obj.types, None);
+        assert_eq!(obj.metadata, ObjectMeta::default());
+        assert_eq!(obj.data, json!({"kind": "Pod", "spec": {}}));
+        assert_eq!(
+            serde_json::to_value(&obj).unwrap(),
+            json!({"kind": "Pod", "metadata": {}, "spec": {}})
+        );
+        let obj: Object =
+            serde_json::from_str(r#"{"apiVersion":1,"kind":"Pod"}"#).unwrap();
+        assert_eq!(obj.types, None);
+        assert_eq!(obj.data, json!({"apiVersion": 1, "kind": "Pod"}));
+        let empty: Object = serde_json::from_str("{}").unwrap();
+        assert_eq!(empty.data, json!({}));
+    }
+
+    #[test]
+    fn what_is_not_an_object_is_an_error() {
+        for text in [
+            "[]",
+            "\"pod\"",
+            "null",
+            r#"{"metadata":[]}"#,
+            r#"{"metadata":{"name":1}}"#,
+            "{",
+        ] {
+            assert!(serde_json::from_str::<Object>(text).is_err(), "{text}");
+        }
     }
 }

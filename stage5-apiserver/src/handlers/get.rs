@@ -1,15 +1,19 @@
 //! `GET`: mirrors apiserver's `pkg/endpoints/handlers/get.go` (`GetResource`, and
 //! `ListResource`, which also turns a `?watch=true` list into a watch).
 
+use axum::body::Body;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use bytes::Bytes;
 use serde_json::Value;
 use stage3_reflector::{ListOptions, ResourceVersionMatch, WatchOptions};
 
 use crate::registry::RegisteredResource;
 use crate::status::ApiError;
+use stage5_storage::{
+    EncodedListResult, ListResult, list_prefix, object_key, parse_resource_version,
+};
 use stage5_storage::{GetOptions, StorageError};
-use stage5_storage::{ListResult, list_prefix, object_key, parse_resource_version};
 use stage5_storage::{ResourceInfo, SelectionPredicate};
 
 use super::negotiation::MediaTypeOptions;
@@ -92,33 +96,132 @@ pub(crate) async fn list(
 ) -> Result<Response, ApiError> {
     let (options, predicate) = list_options(&resource.info, query)?;
     let prefix = list_prefix(&resource.info, namespace);
+    // `transformResponseObject`: a Table or metadata if negotiated.
+    let transform = super::response::transform_for(media, query)?;
+    if transform.is_none() {
+        // The list itself: the items' JSON as the storage has it (the watch
+        // cache keeps each object encoded), copied into the body.
+        let result = resource
+            .dyn_storage
+            .get_list_encoded(prefix, options, predicate)
+            .await?;
+        return Ok(encoded_list_response(&resource.info, &result));
+    }
     let result = resource
         .dyn_storage
         .get_list(prefix, options, predicate)
         .await?;
-    // `transformResponseObject`: a Table or metadata if negotiated.
-    let transform = super::response::transform_for(media, query)?;
     super::response::list_answer(&resource.info, &result, transform)
 }
 
 /// Encodes a list, items written straight from the shared objects.
 pub fn list_response(info: &ResourceInfo, result: &ListResult) -> Response {
+    let mut body = list_head(
+        info,
+        result.resource_version,
+        &result.continue_token,
+        result.remaining_item_count,
+        result.items.len(),
+    );
+    for (i, item) in result.items.iter().enumerate() {
+        if i > 0 {
+            body.push(b',');
+        }
+        push_json(&mut body, item.as_ref());
+    }
+    list_tail(body)
+}
+
+/// Writes a list whose items are already encoded. The items' bytes are not
+/// copied: the body is the list's head, the items' shared JSON with commas
+/// between, and the tail, and it announces its exact length.
+pub fn encoded_list_response(
+    info: &ResourceInfo,
+    result: &EncodedListResult,
+) -> Response {
+    let head = list_head(
+        info,
+        result.resource_version,
+        &result.continue_token,
+        result.remaining_item_count,
+        0,
+    );
+    let mut chunks = Vec::with_capacity(result.items.len() * 2 + 2);
+    chunks.push(Bytes::from(head));
+    chunks.extend(result.item_chunks());
+    chunks.push(Bytes::from_static(b"]}"));
+    let mut response = Response::new(Body::new(ChunksBody::new(chunks)));
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
+/// A response body made of shared pieces, sent in order, with its exact length
+/// known up front (so the answer carries `Content-Length`, as a list answer
+/// from kube-apiserver does).
+struct ChunksBody {
+    chunks: std::collections::VecDeque<Bytes>,
+    remaining: u64,
+}
+
+impl ChunksBody {
+    fn new(chunks: Vec<Bytes>) -> Self {
+        let remaining = chunks.iter().map(|c| c.len() as u64).sum();
+        ChunksBody {
+            chunks: chunks.into_iter().filter(|c| !c.is_empty()).collect(),
+            remaining,
+        }
+    }
+}
+
+impl http_body::Body for ChunksBody {
+    type Data = Bytes;
+    type Error = std::convert::Infallible;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<Bytes>, Self::Error>>> {
+        let next = self.chunks.pop_front();
+        if let Some(chunk) = &next {
+            self.remaining -= chunk.len() as u64;
+        }
+        std::task::Poll::Ready(next.map(|chunk| Ok(http_body::Frame::data(chunk))))
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.chunks.is_empty()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        http_body::SizeHint::with_exact(self.remaining)
+    }
+}
+
+/// A list's body up to its first item: `{"kind":…,"apiVersion":…,"metadata":…,"items":[`.
+fn list_head(
+    info: &ResourceInfo,
+    resource_version: u64,
+    continue_token: &str,
+    remaining_item_count: Option<i64>,
+    items: usize,
+) -> Vec<u8> {
     let mut metadata = serde_json::Map::new();
     metadata.insert(
         "resourceVersion".into(),
-        Value::String(result.resource_version.to_string()),
+        Value::String(resource_version.to_string()),
     );
-    if !result.continue_token.is_empty() {
-        metadata.insert(
-            "continue".into(),
-            Value::String(result.continue_token.clone()),
-        );
+    if !continue_token.is_empty() {
+        metadata
+            .insert("continue".into(), Value::String(continue_token.to_string()));
     }
-    if let Some(count) = result.remaining_item_count {
+    if let Some(count) = remaining_item_count {
         metadata.insert("remainingItemCount".into(), Value::from(count));
     }
     let list_type = info.list_type_meta();
-    let mut body = Vec::with_capacity(128 + result.items.len() * 512);
+    let mut body = Vec::with_capacity(128 + items * 512);
     body.extend_from_slice(b"{\"kind\":");
     push_json(&mut body, &list_type.kind);
     body.extend_from_slice(b",\"apiVersion\":");
@@ -126,12 +229,11 @@ pub fn list_response(info: &ResourceInfo, result: &ListResult) -> Response {
     body.extend_from_slice(b",\"metadata\":");
     push_json(&mut body, &metadata);
     body.extend_from_slice(b",\"items\":[");
-    for (i, item) in result.items.iter().enumerate() {
-        if i > 0 {
-            body.push(b',');
-        }
-        push_json(&mut body, item.as_ref());
-    }
+    body
+}
+
+/// Closes a list's body and answers it.
+fn list_tail(mut body: Vec<u8>) -> Response {
     body.extend_from_slice(b"]}");
     let mut response = (StatusCode::OK, body).into_response();
     response.headers_mut().insert(

@@ -2046,3 +2046,59 @@ async fn dry_run_writes_answer_without_storing() {
     );
     server.shutdown().await;
 }
+
+/// A list answer is sent from the watch cache's kept JSON without copying it
+/// into one buffer; it still says its exact length, as kube-apiserver's does, and
+/// pages and empty lists are whole JSON.
+#[tokio::test]
+async fn a_list_answer_carries_its_exact_length_and_the_cached_items() {
+    let server = start_default().await;
+    let http = Http::new(&server);
+    for name in ["a", "b", "c"] {
+        let answer = http.post(PODS, pod(name, "node-1", "web")).await;
+        assert_eq!(answer.status, StatusCode::CREATED, "{}", answer.body);
+    }
+    let raw = |path: &'static str| {
+        let http = &http;
+        async move {
+            let response = http.send(Method::GET, path, "", Vec::new()).await;
+            assert_eq!(response.status(), StatusCode::OK);
+            let headers = response.headers().clone();
+            let bytes = timeout(WAIT, response.into_body().collect())
+                .await
+                .expect("body in time")
+                .expect("body")
+                .to_bytes();
+            (headers, bytes)
+        }
+    };
+    for path in [
+        "/api/v1/namespaces/default/pods",
+        "/api/v1/namespaces/default/pods?limit=2",
+        "/api/v1/namespaces/kube-public/pods",
+        "/api/v1/pods?labelSelector=app%3Dweb&resourceVersion=0",
+    ] {
+        let (headers, bytes) = raw(path).await;
+        let length = headers
+            .get("content-length")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse::<usize>().ok());
+        assert_eq!(length, Some(bytes.len()), "{path}");
+        assert!(headers.get("transfer-encoding").is_none(), "{path}");
+        let list: Value = serde_json::from_slice(&bytes).expect("a whole JSON list");
+        assert_eq!(list["kind"], "PodList", "{path}");
+        let names: Vec<&str> = list["items"]
+            .as_array()
+            .expect("items")
+            .iter()
+            .map(|item| item["metadata"]["name"].as_str().expect("name"))
+            .collect();
+        let expected: &[&str] = match path {
+            p if p.contains("kube-public") => &[],
+            p if p.contains("limit=2") => &["a", "b"],
+            _ => &["a", "b", "c"],
+        };
+        assert_eq!(names, expected, "{path}");
+    }
+    server.shutdown().await;
+}
