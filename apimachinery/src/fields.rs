@@ -19,6 +19,19 @@ use smallvec::SmallVec;
 /// An object's field labels and values, computed once (a strategy's `GetAttrs`).
 pub type Fields = SmallVec<[(&'static str, String); 4]>;
 
+/// Whatever can answer "the value of this field label": the computed
+/// [`Fields`], or a cache's packed copy of them.
+pub trait FieldSource {
+    /// The value of `label`, if the object has that field label.
+    fn field(&self, label: &str) -> Option<&str>;
+}
+
+impl FieldSource for Fields {
+    fn field(&self, label: &str) -> Option<&str> {
+        field_value(self, label)
+    }
+}
+
 /// The value of `label` in `fields`.
 pub fn field_value<'a>(fields: &'a Fields, label: &str) -> Option<&'a str> {
     fields
@@ -136,9 +149,9 @@ impl FieldSelector {
 
     /// Whether an object with these fields is selected. A missing field reads as
     /// `""`.
-    pub fn matches(&self, fields: &Fields) -> bool {
+    pub fn matches<F: FieldSource + ?Sized>(&self, fields: &F) -> bool {
         self.requirements.iter().all(|r| {
-            let actual = field_value(fields, &r.field).unwrap_or("");
+            let actual = fields.field(&r.field).unwrap_or("");
             match r.op {
                 FieldOp::Equals => actual == r.value,
                 FieldOp::NotEquals => actual != r.value,

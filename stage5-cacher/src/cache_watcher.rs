@@ -18,7 +18,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::caching_object::{CachedObject, LabelMatcher};
 use crate::watch_cache::WatchCacheEvent;
-use apimachinery::fields::{Fields, field_value};
+use apimachinery::fields::FieldSource;
 use stage5_storage::{KeyScope, ResourceInfo, SelectionPredicate};
 
 /// What a watcher sends to its client.
@@ -54,18 +54,18 @@ impl WatchFilter {
     /// Whether `object` passes, its labels matched by `labels` (this filter's label
     /// selector, taken apart once: [`LabelMatcher::new`]).
     pub fn matches(&self, labels: &LabelMatcher, object: &CachedObject) -> bool {
-        let fields = object.fields();
+        let attributes = object.attributes();
         if let Some(ns) = &self.namespace
-            && field_value(fields, "metadata.namespace") != Some(ns.as_str())
+            && attributes.field("metadata.namespace") != Some(ns.as_str())
         {
             return false;
         }
         if let Some(key) = &self.key
-            && !key.matches(fields)
+            && !key.matches(attributes)
         {
             return false;
         }
-        labels.matches(object.labels()) && self.predicate.field.matches(fields)
+        labels.matches(attributes) && self.predicate.field.matches(attributes)
     }
 }
 
@@ -104,10 +104,10 @@ impl KeyFilter {
     }
 
     /// Whether the object with these fields lies under (or at) the key.
-    pub fn matches(&self, fields: &Fields) -> bool {
-        let name = field_value(fields, "metadata.name").unwrap_or("");
+    pub fn matches<F: FieldSource + ?Sized>(&self, fields: &F) -> bool {
+        let name = fields.field("metadata.name").unwrap_or("");
         let namespace = if self.namespaced {
-            field_value(fields, "metadata.namespace").unwrap_or("")
+            fields.field("metadata.namespace").unwrap_or("")
         } else {
             ""
         };

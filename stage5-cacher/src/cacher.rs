@@ -28,7 +28,6 @@ use crate::caching_object::CachedObject;
 use crate::lister_watcher::StorageListerWatcher;
 use crate::time_budget::TimeBudget;
 use crate::watch_cache::{WatchCache, WatchCacheEvent, WatchCacheOptions};
-use apimachinery::fields::field_value;
 use stage5_storage::encode::{
     EncodedEvent, EncodedWatch, encode_bookmark, encode_line, encode_status,
 };
@@ -678,7 +677,7 @@ impl Cacher {
                     items,
                     resource_version,
                 } => EncodedListResult {
-                    items: items.iter().map(|item| item.json().clone()).collect(),
+                    items: items.iter().map(|item| item.json()).collect(),
                     resource_version,
                     continue_token: String::new(),
                     remaining_item_count: None,
@@ -722,7 +721,7 @@ impl Cacher {
         let (mut items, resource_version) =
             inner.watch_cache.list(namespace.as_deref(), &predicate);
         let under_key = KeyFilter::new(&inner.info, &key, scope);
-        items.retain(|obj| under_key.matches(obj.fields()));
+        items.retain(|obj| under_key.matches(obj.attributes()));
         Ok(CachedList::Cached {
             items,
             resource_version,
@@ -1016,12 +1015,9 @@ impl CacherInner {
         }
         if self.has_trigger {
             let mut values: HashSet<&str> = HashSet::new();
-            values.insert(
-                field_value(event.obj_fields(), "spec.nodeName").unwrap_or(""),
-            );
+            values.insert(event.obj_fields().field("spec.nodeName").unwrap_or(""));
             if let Some(prev_fields) = event.prev_obj_fields() {
-                values
-                    .insert(field_value(prev_fields, "spec.nodeName").unwrap_or(""));
+                values.insert(prev_fields.field("spec.nodeName").unwrap_or(""));
             }
             for value in values {
                 if let Some(set) = state.watchers.value.get(value) {

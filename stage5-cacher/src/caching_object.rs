@@ -11,10 +11,10 @@
 //! A [`CachedObject`] is the watch cache's compact element: the finished watch
 //! line of the event that stored it (`{"type":"ADDED","object":…}\n`, whose
 //! middle is the object's JSON, shared as a slice), and, decoded, only what
-//! selection and the indexes read: the labels (packed in one string) and the
-//! field-selector values (`GetAttrs`). For pods of 924 bytes of JSON the watch
-//! cache holds about 1,580 bytes a pod (1,730 with an Added event for each in the
-//! ring), where it held 7,360 (7,890) keeping them decoded
+//! selection and the indexes read: the labels and the field-selector values
+//! (`GetAttrs`), packed together in one string. For pods of 924 bytes of JSON
+//! the watch cache holds about 1,440 bytes a pod (1,590 with an Added event for
+//! each in the ring), where it held 7,360 (7,890) keeping them decoded
 //! (`benches/watch_cache_memory.rs`).
 //! Whoever needs the object itself ([`CachedObject::object`]: a get, a list of
 //! objects, a watch of objects) decodes it from the JSON; the server's lists
@@ -23,9 +23,10 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use apimachinery::fields::{Fields, field_value};
+use apimachinery::fields::FieldSource;
 use bytes::Bytes;
 use kube::core::{Expression, Selector};
+use smallvec::SmallVec;
 use stage3_reflector::EventType;
 use stage5_storage::encode::{encode_line, encode_object, event_type_name};
 use stage5_storage::{Object, ResourceInfo};
@@ -51,14 +52,11 @@ pub fn encode_counters() -> (u64, u64) {
 pub struct CachedObject {
     /// The watch line of `line_type`: `{"type":…,"object":JSON}\n`.
     line: Bytes,
-    /// `JSON`: a slice of `line`, sharing its allocation.
-    json: Bytes,
-    /// The event type `line` was built for.
+    /// The event type `line` was built for; the JSON is the line without its
+    /// head (which the type fixes) and its last two bytes.
     line_type: EventType,
-    /// `metadata.labels`.
-    labels: Labels,
-    /// The field-selector values (`GetAttrs`).
-    fields: Fields,
+    /// `metadata.labels` and the field-selector values (`GetAttrs`), packed.
+    attributes: Attributes,
 }
 
 impl CachedObject {
@@ -68,12 +66,7 @@ impl CachedObject {
         let json = encode_object(obj);
         OBJECTS_ENCODED.fetch_add(1, Ordering::Relaxed);
         BYTES_ENCODED.fetch_add(json.len() as u64, Ordering::Relaxed);
-        CachedObject::from_json(
-            event_type,
-            &json,
-            Labels::new(obj.metadata.labels.as_ref()),
-            info.fields(obj),
-        )
+        CachedObject::from_json(event_type, &json, Attributes::new(info, obj))
     }
 
     // ANCHOR_END: cached_object
@@ -81,26 +74,19 @@ impl CachedObject {
     fn from_json(
         event_type: EventType,
         json: &[u8],
-        labels: Labels,
-        fields: Fields,
+        attributes: Attributes,
     ) -> Self {
-        let line = encode_line(event_type, json);
-        // `{"type":"<NAME>","object":` comes first, `}\n` last.
-        let start = event_type_name(event_type).len() + 20;
-        let json = line.slice(start..line.len() - 2);
         CachedObject {
-            line,
-            json,
+            line: encode_line(event_type, json),
             line_type: event_type,
-            labels,
-            fields,
+            attributes,
         }
     }
 
     // ANCHOR: cached_object_reads
     /// The object, decoded from its JSON (a fresh copy on every call).
     pub fn object(&self) -> Arc<Object> {
-        match serde_json::from_slice(&self.json) {
+        match serde_json::from_slice(&self.json()) {
             Ok(obj) => Arc::new(obj),
             // The cache encoded it itself, so this cannot happen.
             Err(error) => {
@@ -110,9 +96,11 @@ impl CachedObject {
         }
     }
 
-    /// The object's JSON, shared.
-    pub fn json(&self) -> &Bytes {
-        &self.json
+    /// The object's JSON: a slice of the line, sharing its allocation.
+    pub fn json(&self) -> Bytes {
+        // `{"type":"<NAME>","object":` comes first, `}\n` last.
+        let start = event_type_name(self.line_type).len() + 20;
+        self.line.slice(start..self.line.len() - 2)
     }
 
     /// The whole watch line (`{"type":…,"object":…}\n`) for this object. The line
@@ -123,7 +111,7 @@ impl CachedObject {
         if event_type == self.line_type {
             self.line.clone()
         } else {
-            encode_line(event_type, &self.json)
+            encode_line(event_type, &self.json())
         }
     }
 
@@ -142,95 +130,124 @@ impl CachedObject {
         let json = encode_object(&obj);
         OBJECTS_ENCODED.fetch_add(1, Ordering::Relaxed);
         BYTES_ENCODED.fetch_add(json.len() as u64, Ordering::Relaxed);
-        CachedObject::from_json(
-            event_type,
-            &json,
-            self.labels.clone(),
-            self.fields.clone(),
-        )
+        CachedObject::from_json(event_type, &json, self.attributes.clone())
     }
 
-    /// `metadata.labels`.
-    pub fn labels(&self) -> &Labels {
-        &self.labels
+    /// `metadata.labels` and the field values.
+    pub fn attributes(&self) -> &Attributes {
+        &self.attributes
     }
 
-    /// The field-selector values.
-    pub fn fields(&self) -> &Fields {
-        &self.fields
+    /// The value of the field label `label`.
+    pub fn field(&self, label: &str) -> Option<&str> {
+        self.attributes.field(label)
     }
 
     /// `metadata.name`.
     pub fn name(&self) -> &str {
-        field_value(&self.fields, "metadata.name").unwrap_or("")
+        self.field("metadata.name").unwrap_or("")
     }
 
     /// `metadata.namespace`, or `""`.
     pub fn namespace(&self) -> &str {
-        field_value(&self.fields, "metadata.namespace").unwrap_or("")
+        self.field("metadata.namespace").unwrap_or("")
     }
 }
 
-/// An object's labels, packed: every key and value in one string, with the end of
-/// each. A map of three labels costs two allocations (about 60 bytes) where a
-/// `BTreeMap<String, String>` costs seven (about 600).
+/// An object's labels and field-selector values, packed: every label key and
+/// value, then every field value, in one string, with the end of each. Three
+/// labels and a pod's four fields cost one allocation of about 80 bytes, where a
+/// `BTreeMap<String, String>` of the labels took seven (about 600) and the
+/// fields' strings four more.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Labels {
-    /// `key0 value0 key1 value1 …`, without separators.
+pub struct Attributes {
+    /// `key0 value0 key1 value1 … field0 field1 …`, without separators.
     text: Box<str>,
-    /// The end of each key and value in `text`: `[key0_end, value0_end, …]`.
-    ends: Box<[u32]>,
+    /// The end of each piece of `text`: two per label, then one per field.
+    ends: SmallVec<[u32; 8]>,
+    /// How many labels there are.
+    labels: u32,
+    /// The field labels, in the order of their values: `metadata.name`,
+    /// `metadata.namespace` when namespaced, then these.
+    field_labels: &'static [&'static str],
+    /// Whether `metadata.namespace` is among the fields.
+    namespaced: bool,
 }
 
-impl Labels {
-    /// Packs a label map (`None` is no labels).
-    pub fn new(labels: Option<&std::collections::BTreeMap<String, String>>) -> Self {
-        let Some(labels) = labels.filter(|l| !l.is_empty()) else {
-            return Labels::default();
-        };
+impl Attributes {
+    /// Packs `obj`'s labels and the field values `info` selects on
+    /// ([`ResourceInfo::fields`]).
+    pub fn new(info: &ResourceInfo, obj: &Object) -> Self {
+        let labels = obj.metadata.labels.as_ref();
+        let label_count = labels.map_or(0, |l| l.len());
         let mut text = String::new();
-        let mut ends = Vec::with_capacity(labels.len() * 2);
-        for (key, value) in labels {
+        let mut ends = SmallVec::with_capacity(label_count * 2 + 4);
+        let end = |text: &String| u32::try_from(text.len()).unwrap_or(u32::MAX);
+        for (key, value) in labels.into_iter().flatten() {
             text.push_str(key);
-            ends.push(u32::try_from(text.len()).unwrap_or(u32::MAX));
+            ends.push(end(&text));
             text.push_str(value);
-            ends.push(u32::try_from(text.len()).unwrap_or(u32::MAX));
+            ends.push(end(&text));
         }
-        Labels {
+        for label in info.field_names() {
+            text.push_str(&info.field_of(obj, label));
+            ends.push(end(&text));
+        }
+        Attributes {
             text: text.into_boxed_str(),
-            ends: ends.into_boxed_slice(),
+            ends,
+            labels: u32::try_from(label_count).unwrap_or(u32::MAX),
+            field_labels: info.field_labels,
+            namespaced: info.namespaced,
         }
+    }
+
+    /// The `i`-th piece of the text.
+    fn piece(&self, i: usize) -> &str {
+        let start = i
+            .checked_sub(1)
+            .map_or(0, |before| self.ends[before] as usize);
+        let end = self.ends.get(i).map_or(start, |&end| end as usize);
+        self.text.get(start..end).unwrap_or("")
     }
 
     /// The labels as `(key, value)` pairs, in key order.
-    pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> + '_ {
-        self.ends.chunks_exact(2).scan(0usize, |start, ends| {
-            let (key_end, value_end) = (ends[0] as usize, ends[1] as usize);
-            let key = self.text.get(*start..key_end).unwrap_or("");
-            let value = self.text.get(key_end..value_end).unwrap_or("");
-            *start = value_end;
-            Some((key, value))
-        })
+    pub fn labels(&self) -> impl Iterator<Item = (&str, &str)> + '_ {
+        (0..self.labels as usize).map(|i| (self.piece(2 * i), self.piece(2 * i + 1)))
     }
 
-    /// The value of `key`.
-    pub fn get(&self, key: &str) -> Option<&str> {
-        self.iter().find(|(k, _)| *k == key).map(|(_, v)| v)
+    /// The value of the label `key`.
+    pub fn label(&self, key: &str) -> Option<&str> {
+        self.labels().find(|(k, _)| *k == key).map(|(_, v)| v)
     }
 
     /// How many labels there are.
-    pub fn len(&self) -> usize {
-        self.ends.len() / 2
+    pub fn label_count(&self) -> usize {
+        self.labels as usize
     }
 
-    /// Whether there are none.
-    pub fn is_empty(&self) -> bool {
-        self.ends.is_empty()
+    /// The value of the field label `label`.
+    pub fn field(&self, label: &str) -> Option<&str> {
+        let index = match label {
+            "metadata.name" => 0,
+            "metadata.namespace" if self.namespaced => 1,
+            other => {
+                let own = self.field_labels.iter().position(|l| *l == other)?;
+                own + 1 + usize::from(self.namespaced)
+            }
+        };
+        Some(self.piece(2 * self.labels as usize + index))
+    }
+}
+
+impl FieldSource for Attributes {
+    fn field(&self, label: &str) -> Option<&str> {
+        Attributes::field(self, label)
     }
 }
 
 /// A label selector's requirements, taken out of kube's [`Selector`] once (it
-/// only matches a `BTreeMap`), to match [`Labels`] with `labels.Selector`'s
+/// only matches a `BTreeMap`), to match [`Attributes`] with `labels.Selector`'s
 /// rules.
 #[derive(Clone, Debug, Default)]
 pub struct LabelMatcher {
@@ -250,21 +267,24 @@ impl LabelMatcher {
         self.expressions.is_empty()
     }
 
-    /// Mirrors `internalSelector.Matches`: every requirement holds for `labels`.
-    pub fn matches(&self, labels: &Labels) -> bool {
+    /// Mirrors `internalSelector.Matches`: every requirement holds for the
+    /// object's labels.
+    pub fn matches(&self, attributes: &Attributes) -> bool {
         self.expressions.iter().all(|expression| match expression {
             Expression::In(key, values) => {
-                labels.get(key).is_some_and(|v| values.contains(v))
+                attributes.label(key).is_some_and(|v| values.contains(v))
             }
             Expression::NotIn(key, values) => {
-                labels.get(key).is_none_or(|v| !values.contains(v))
+                attributes.label(key).is_none_or(|v| !values.contains(v))
             }
-            Expression::Equal(key, value) => labels.get(key) == Some(value.as_str()),
+            Expression::Equal(key, value) => {
+                attributes.label(key) == Some(value.as_str())
+            }
             Expression::NotEqual(key, value) => {
-                labels.get(key) != Some(value.as_str())
+                attributes.label(key) != Some(value.as_str())
             }
-            Expression::Exists(key) => labels.get(key).is_some(),
-            Expression::DoesNotExist(key) => labels.get(key).is_none(),
+            Expression::Exists(key) => attributes.label(key).is_some(),
+            Expression::DoesNotExist(key) => attributes.label(key).is_none(),
         })
     }
 }
@@ -298,21 +318,42 @@ mod tests {
         assert_eq!(cached.namespace(), "default");
         let later = cached.at_resource_version(7, EventType::Deleted);
         assert_eq!(later.object().resource_version(), "7");
-        assert_eq!(later.labels(), cached.labels());
+        assert_eq!(later.attributes(), cached.attributes());
     }
 
     #[test]
-    fn packed_labels_match_as_a_label_map_does() {
+    fn packed_labels_and_fields_answer_as_a_label_map_and_fields_do() {
         let map: std::collections::BTreeMap<String, String> =
             [("app", "web"), ("tier", "frontend"), ("example.com/x", "")]
                 .into_iter()
                 .map(|(k, v)| (k.to_string(), v.to_string()))
                 .collect();
-        let labels = Labels::new(Some(&map));
-        assert_eq!(labels.len(), 3);
-        assert_eq!(labels.get("tier"), Some("frontend"));
-        assert_eq!(labels.get("example.com/x"), Some(""));
-        assert_eq!(labels.get("ap"), None);
+        let pod = Object::new(&ResourceInfo::PODS, Some("shop"), "web-0")
+            .with_labels(map.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+            .with_data(serde_json::json!({"spec": {"nodeName": "node-7"}}));
+        let packed = Attributes::new(&ResourceInfo::PODS, &pod);
+        assert_eq!(packed.label_count(), 3);
+        assert_eq!(packed.label("tier"), Some("frontend"));
+        assert_eq!(packed.label("example.com/x"), Some(""));
+        assert_eq!(packed.label("ap"), None);
+        let pairs: Vec<(&str, &str)> = packed.labels().collect();
+        let expected: Vec<(&str, &str)> =
+            map.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        assert_eq!(pairs, expected);
+        // Every field label reads as `ResourceInfo::fields` gives it.
+        for (label, value) in ResourceInfo::PODS.fields(&pod) {
+            assert_eq!(packed.field(label), Some(value.as_str()), "{label}");
+        }
+        assert_eq!(packed.field("status.phase"), Some(""));
+        assert_eq!(packed.field("spec.unknown"), None);
+        // A cluster-scoped kind has no namespace field; no labels is fine.
+        let node = Object::new(&ResourceInfo::NODES, None, "node-7");
+        let node_attrs = Attributes::new(&ResourceInfo::NODES, &node);
+        assert_eq!(node_attrs.label_count(), 0);
+        assert_eq!(node_attrs.field("metadata.name"), Some("node-7"));
+        assert_eq!(node_attrs.field("metadata.namespace"), None);
+        let bare = Object::new(&ResourceInfo::PODS, Some("shop"), "bare");
+        let unlabelled = Attributes::new(&ResourceInfo::PODS, &bare);
         for selector in [
             "",
             "app=web",
@@ -329,12 +370,12 @@ mod tests {
             let parsed = parse_label_selector(selector).unwrap();
             let matcher = LabelMatcher::new(&parsed);
             assert_eq!(
-                matcher.matches(&labels),
+                matcher.matches(&packed),
                 matches_labels(&parsed, Some(&map)),
                 "{selector}"
             );
             assert_eq!(
-                matcher.matches(&Labels::default()),
+                matcher.matches(&unlabelled),
                 matches_labels(&parsed, None),
                 "{selector} without labels"
             );

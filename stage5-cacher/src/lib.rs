@@ -41,7 +41,7 @@ pub mod watch_cache;
 
 pub use cache_watcher::{CacheWatcher, KeyFilter, WatchFilter, WatcherEvent};
 pub use cacher::{Cacher, CacherConfig, CacherStats, CacherWatch, WatcherInfo};
-pub use caching_object::{CachedObject, LabelMatcher, Labels};
+pub use caching_object::{Attributes, CachedObject, LabelMatcher};
 pub use lister_watcher::StorageListerWatcher;
 pub use time_budget::TimeBudget;
 pub use watch_cache::{WatchCache, WatchCacheEvent, WatchCacheOptions};

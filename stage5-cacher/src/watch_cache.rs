@@ -29,7 +29,7 @@ use stage3_reflector::{EventType, ResourceVersionUpdater};
 use tokio::sync::watch;
 use tokio::time::Instant;
 
-use apimachinery::fields::{Fields, field_value};
+use crate::caching_object::Attributes;
 
 use crate::caching_object::{CachedObject, LabelMatcher};
 use stage5_storage::StorageError;
@@ -119,13 +119,13 @@ impl WatchCacheEvent {
     }
 
     /// The new object's field values.
-    pub fn obj_fields(&self) -> &Fields {
-        self.object.fields()
+    pub fn obj_fields(&self) -> &Attributes {
+        self.object.attributes()
     }
 
     /// The previous object's field values, if there is a previous object.
-    pub fn prev_obj_fields(&self) -> Option<&Fields> {
-        self.prev_object.as_ref().map(|prev| prev.fields())
+    pub fn prev_obj_fields(&self) -> Option<&Attributes> {
+        self.prev_object.as_ref().map(|prev| prev.attributes())
     }
 
     /// The namespace, from the fields.
@@ -249,7 +249,7 @@ fn store_indexers(info: &ResourceInfo) -> stage1_store::Indexers<StoreElement> {
             NODE_NAME_INDEX.to_string(),
             index_func(|e: &StoreElement| -> Result<IndexValues<'_>, BoxError> {
                 Ok(smallvec::smallvec![std::borrow::Cow::Borrowed(
-                    field_value(e.object.fields(), "spec.nodeName").unwrap_or("")
+                    e.object.field("spec.nodeName").unwrap_or("")
                 )])
             }),
         );
@@ -553,8 +553,8 @@ impl WatchCache {
             .filter(|e| namespace.is_none_or(|ns| e.object.namespace() == ns))
             .filter(|e| {
                 everything
-                    || (labels.matches(e.object.labels())
-                        && predicate.field.matches(e.object.fields()))
+                    || (labels.matches(e.object.attributes())
+                        && predicate.field.matches(e.object.attributes()))
             })
             .collect();
         selected.sort_unstable_by(|a, b| a.key.cmp(&b.key));

@@ -97,16 +97,27 @@ impl ResourceInfo {
     /// Mirrors a strategy's `GetAttrs` for fields: every supported field label and
     /// its value.
     pub fn fields(&self, obj: &Object) -> Fields {
-        let mut fields = Fields::new();
-        fields.push(("metadata.name", obj.name().to_string()));
-        if self.namespaced {
-            fields.push(("metadata.namespace", obj.namespace().to_string()));
+        self.field_names()
+            .map(|label| (label, self.field_of(obj, label).into_owned()))
+            .collect()
+    }
+
+    /// The field labels [`fields`](Self::fields) gives, in its order:
+    /// `metadata.name`, `metadata.namespace` if namespaced, then the kind's own.
+    pub fn field_names(&self) -> impl Iterator<Item = &'static str> + '_ {
+        let namespace = self.namespaced.then_some("metadata.namespace");
+        std::iter::once("metadata.name")
+            .chain(namespace)
+            .chain(self.field_labels.iter().copied())
+    }
+
+    /// The value of the field label `label` of `obj` (`""` when it has none).
+    pub fn field_of<'a>(&self, obj: &'a Object, label: &str) -> Cow<'a, str> {
+        match label {
+            "metadata.name" => Cow::Borrowed(obj.name()),
+            "metadata.namespace" => Cow::Borrowed(obj.namespace()),
+            other => obj.field(other).unwrap_or_default(),
         }
-        for label in self.field_labels {
-            let value = obj.field(label).map(Cow::into_owned).unwrap_or_default();
-            fields.push((label, value));
-        }
-        fields
     }
 
     /// Pods: `spec.nodeName` and `status.phase` are field labels.
