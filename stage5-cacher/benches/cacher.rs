@@ -129,111 +129,97 @@ async fn get_list_fixture(expected: usize) -> Arc<Cacher> {
 }
 // ANCHOR_END: get_list_setup
 
-fn cacher_get_list_objects(c: &mut Criterion) {
+/// The list of `BenchmarkCacher_GetList`: the pods of `default` on `node-0`, at
+/// resourceVersion 12345.
+struct ListQuery {
+    prefix: String,
+    options: ListOptions,
+    predicate: SelectionPredicate,
+}
+
+fn list_query() -> ListQuery {
+    ListQuery {
+        prefix: list_prefix(&ResourceInfo::PODS, Some("default")),
+        options: ListOptions {
+            resource_version: LIST_RV.into(),
+            ..ListOptions::default()
+        },
+        predicate: SelectionPredicate::parse(
+            &ResourceInfo::PODS,
+            "",
+            "spec.nodeName=node-0",
+        )
+        .expect("selector"),
+    }
+}
+
+/// One group of list benches: for each size, a fixture Cacher, then `list`
+/// (which checks the count) timed per iteration.
+fn bench_lists<F, Fut>(c: &mut Criterion, name: &str, sizes: &[usize], list: F)
+where
+    F: Fn(Arc<Cacher>, ListQuery, usize) -> Fut,
+    Fut: std::future::Future<Output = ()>,
+{
     let rt = runtime();
-    let mut group = c.benchmark_group("cacher_get_list_objects");
-    for expected in [50, 500, 5000] {
+    let mut group = c.benchmark_group(name);
+    for &expected in sizes {
         let mut fixture: Option<Arc<Cacher>> = None;
         group.bench_function(BenchmarkId::from_parameter(expected), |b| {
             let cacher = fixture
                 .get_or_insert_with(|| rt.block_on(get_list_fixture(expected)));
-            // ANCHOR: get_list_iter
-            let prefix = list_prefix(&ResourceInfo::PODS, Some("default"));
-            let predicate = SelectionPredicate::parse(
-                &ResourceInfo::PODS,
-                "",
-                "spec.nodeName=node-0",
-            )
-            .expect("selector");
-            let options = ListOptions {
-                resource_version: LIST_RV.into(),
-                ..ListOptions::default()
-            };
             b.iter_custom(|iters| {
                 rt.block_on(async {
                     let start = Instant::now();
                     for _ in 0..iters {
-                        let list = cacher
-                            .get_list_cached(
-                                prefix.clone(),
-                                options.clone(),
-                                predicate.clone(),
-                            )
-                            .await
-                            .expect("list");
-                        assert_eq!(list.items.len(), expected);
-                        std::hint::black_box(list);
+                        list(Arc::clone(cacher), list_query(), expected).await;
                     }
                     start.elapsed()
                 })
             });
-            // ANCHOR_END: get_list_iter
         });
         if let Some(cacher) = fixture.take() {
             rt.block_on(cacher.stop());
         }
     }
     group.finish();
+}
+
+/// `cacher_get_list_objects/<expected>`: the list as decoded objects.
+fn cacher_get_list_objects(c: &mut Criterion) {
+    bench_lists(
+        c,
+        "cacher_get_list_objects",
+        &[50, 500, 5000],
+        |cacher, q, n| async move {
+            let list = cacher
+                .get_list_cached(q.prefix, q.options, q.predicate)
+                .await
+                .expect("list");
+            assert_eq!(list.items.len(), n);
+            std::hint::black_box(list);
+        },
+    );
 }
 
 /// `cacher_get_list/<expected>`: the list the server's handler asks for, made
 /// into the pieces of a list answer's body, as the HTTP edge does.
 fn cacher_get_list(c: &mut Criterion) {
-    let rt = runtime();
-    let mut group = c.benchmark_group("cacher_get_list");
-    for expected in [50, 500, 1000, 2500, 5000] {
-        let mut fixture: Option<Arc<Cacher>> = None;
-        group.bench_function(BenchmarkId::from_parameter(expected), |b| {
-            let cacher = fixture
-                .get_or_insert_with(|| rt.block_on(get_list_fixture(expected)));
-            let prefix = list_prefix(&ResourceInfo::PODS, Some("default"));
-            let predicate = SelectionPredicate::parse(
-                &ResourceInfo::PODS,
-                "",
-                "spec.nodeName=node-0",
-            )
-            .expect("selector");
-            let options = ListOptions {
-                resource_version: LIST_RV.into(),
-                ..ListOptions::default()
-            };
-            b.iter_custom(|iters| {
-                rt.block_on(async {
-                    let start = Instant::now();
-                    for _ in 0..iters {
-                        let body = list_body(
-                            cacher, &prefix, &options, &predicate, expected,
-                        )
-                        .await;
-                        std::hint::black_box(body);
-                    }
-                    start.elapsed()
-                })
-            });
-        });
-        if let Some(cacher) = fixture.take() {
-            rt.block_on(cacher.stop());
-        }
-    }
-    group.finish();
+    bench_lists(
+        c,
+        "cacher_get_list",
+        &[50, 500, 1000, 2500, 5000],
+        |cacher, q, n| async move {
+            std::hint::black_box(list_body(&cacher, q, n).await);
+        },
+    );
 }
 
 /// A list answer's body, as the HTTP edge hands it to hyper: the head, the
 /// items' shared JSON with commas between ([`stage5_storage::EncodedListResult::item_chunks`]),
 /// the tail. No item is copied.
-async fn list_body(
-    cacher: &Cacher,
-    prefix: &str,
-    options: &ListOptions,
-    predicate: &SelectionPredicate,
-    expected: usize,
-) -> Vec<Bytes> {
+async fn list_body(cacher: &Cacher, q: ListQuery, expected: usize) -> Vec<Bytes> {
     let list = cacher
-        .get_list_encoded_cached(
-            prefix.to_string(),
-            options.clone(),
-            predicate.clone(),
-        )
+        .get_list_encoded_cached(q.prefix, q.options, q.predicate)
         .await
         .expect("list");
     assert_eq!(list.items.len(), expected);

@@ -570,10 +570,9 @@ async fn lists_come_from_the_cache_by_resource_version() {
     assert_eq!(list.items.len(), 1);
     assert!(list.resource_version >= a.resource_version().parse::<u64>().unwrap());
     // The objects' JSON is the cache's, shared, not copies: the watch cache keeps
-    // each object encoded, and a list copies that encoding.
-    let again = f
-        .cacher
-        .get_list_encoded(
+    // each object encoded, and a list shares that encoding.
+    let everything_at_0 = || {
+        (
             prefix(),
             ListOptions {
                 resource_version: "0".into(),
@@ -581,37 +580,18 @@ async fn lists_come_from_the_cache_by_resource_version() {
             },
             SelectionPredicate::default(),
         )
-        .await
-        .unwrap();
-    let first = f
-        .cacher
-        .get_list_encoded(
-            prefix(),
-            ListOptions {
-                resource_version: "0".into(),
-                ..ListOptions::default()
-            },
-            SelectionPredicate::default(),
-        )
-        .await
-        .unwrap();
+    };
+    let (p, o, s) = everything_at_0();
+    let again = f.cacher.get_list_encoded(p, o, s).await.unwrap();
+    let (p, o, s) = everything_at_0();
+    let first = f.cacher.get_list_encoded(p, o, s).await.unwrap();
     assert!(std::ptr::eq(
         again.items[0].as_ptr(),
         first.items[0].as_ptr()
     ));
     // Decoded, it is the object the list of objects returns.
-    let everything = f
-        .cacher
-        .get_list(
-            prefix(),
-            ListOptions {
-                resource_version: "0".into(),
-                ..ListOptions::default()
-            },
-            SelectionPredicate::default(),
-        )
-        .await
-        .unwrap();
+    let (p, o, s) = everything_at_0();
+    let everything = f.cacher.get_list(p, o, s).await.unwrap();
     let decoded: Object = serde_json::from_slice(&first.items[0]).unwrap();
     assert_eq!(decoded, *everything.items[0]);
     assert_eq!(first.items.len(), everything.items.len());

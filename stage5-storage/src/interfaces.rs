@@ -287,7 +287,7 @@ pub trait Storage: Send + Sync + 'static {
 
     // ANCHOR: storage_list_encoded
     /// Like [`get_list`](Storage::get_list), with every item already encoded as
-    /// JSON: what the HTTP edge writes. The Cacher overrides it to copy the JSON
+    /// JSON: what the HTTP edge writes. The Cacher overrides it to share the JSON
     /// its watch cache keeps instead of decoding and encoding each object.
     fn get_list_encoded(
         &self,

@@ -15,18 +15,14 @@
 //! Every wait is bounded; nothing sleeps to synchronise.
 
 use std::sync::Arc;
-use std::time::Duration;
 
-use http_body_util::BodyExt;
 use hyper::{Method, StatusCode};
 use serde_json::{Value, json};
 use stage5_apiserver::{Backend, RunningServer, Server, ServerConfig};
 use stage5_storage::kv::{EmbeddedKv, Kv};
-use tokio::time::timeout;
 
 use super::server_http::{Answer, Http, Lines};
 
-const WAIT: Duration = Duration::from_secs(10);
 const PODS: &str = "/api/v1/namespaces/default/pods";
 
 /// Versions no store here reaches, without `current + 1` (which depends on the
@@ -59,13 +55,7 @@ async fn create(http: &Http, name: &str) -> u64 {
 async fn watch(http: &Http, path: &str) -> Result<Lines, Answer> {
     let response = http.send(Method::GET, path, "", Vec::new()).await;
     if response.status() != StatusCode::OK {
-        let status = response.status();
-        let headers = response.headers().clone();
-        let bytes = timeout(WAIT, response.into_body().collect())
-            .await
-            .expect("body in time")
-            .expect("body")
-            .to_bytes();
+        let (status, headers, bytes) = Http::raw(response).await;
         return Err(Answer {
             status,
             headers,

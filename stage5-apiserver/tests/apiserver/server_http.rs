@@ -94,7 +94,10 @@ impl Http {
         Self::answer(response).await
     }
 
-    async fn answer(response: Response<Incoming>) -> Answer {
+    /// A response's status, headers and whole body, read within [`WAIT`].
+    pub(super) async fn raw(
+        response: Response<Incoming>,
+    ) -> (StatusCode, HeaderMap, Bytes) {
         let status = response.status();
         let headers = response.headers().clone();
         let bytes = timeout(WAIT, response.into_body().collect())
@@ -102,6 +105,11 @@ impl Http {
             .expect("body in time")
             .expect("body")
             .to_bytes();
+        (status, headers, bytes)
+    }
+
+    async fn answer(response: Response<Incoming>) -> Answer {
+        let (status, headers, bytes) = Self::raw(response).await;
         let body = serde_json::from_slice(&bytes).unwrap_or_else(|_| {
             Value::String(String::from_utf8_lossy(&bytes).into_owned())
         });
@@ -2058,27 +2066,15 @@ async fn a_list_answer_carries_its_exact_length_and_the_cached_items() {
         let answer = http.post(PODS, pod(name, "node-1", "web")).await;
         assert_eq!(answer.status, StatusCode::CREATED, "{}", answer.body);
     }
-    let raw = |path: &'static str| {
-        let http = &http;
-        async move {
-            let response = http.send(Method::GET, path, "", Vec::new()).await;
-            assert_eq!(response.status(), StatusCode::OK);
-            let headers = response.headers().clone();
-            let bytes = timeout(WAIT, response.into_body().collect())
-                .await
-                .expect("body in time")
-                .expect("body")
-                .to_bytes();
-            (headers, bytes)
-        }
-    };
     for path in [
         "/api/v1/namespaces/default/pods",
         "/api/v1/namespaces/default/pods?limit=2",
         "/api/v1/namespaces/kube-public/pods",
         "/api/v1/pods?labelSelector=app%3Dweb&resourceVersion=0",
     ] {
-        let (headers, bytes) = raw(path).await;
+        let response = http.send(Method::GET, path, "", Vec::new()).await;
+        let (status, headers, bytes) = Http::raw(response).await;
+        assert_eq!(status, StatusCode::OK, "{path}");
         let length = headers
             .get("content-length")
             .and_then(|v| v.to_str().ok())
