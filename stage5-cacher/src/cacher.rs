@@ -672,7 +672,7 @@ impl Cacher {
                 .list_in(prefix, KeyScope::Prefix, options, predicate)
                 .await?
             {
-                CachedList::Delegated(result) => EncodedListResult::encode(result),
+                CachedList::Delegated(result) => EncodedListResult::encode(&result),
                 CachedList::Cached {
                     items,
                     resource_version,
@@ -1015,9 +1015,9 @@ impl CacherInner {
         }
         if self.has_trigger {
             let mut values: HashSet<&str> = HashSet::new();
-            values.insert(event.obj_fields().field("spec.nodeName").unwrap_or(""));
-            if let Some(prev_fields) = event.prev_obj_fields() {
-                values.insert(prev_fields.field("spec.nodeName").unwrap_or(""));
+            values.insert(event.object.field("spec.nodeName").unwrap_or(""));
+            if let Some(prev) = &event.prev_object {
+                values.insert(prev.field("spec.nodeName").unwrap_or(""));
             }
             for value in values {
                 if let Some(set) = state.watchers.value.get(value) {

@@ -181,7 +181,8 @@ impl Attributes {
         let labels = obj.metadata.labels.as_ref();
         let label_count = labels.map_or(0, |l| l.len());
         let mut text = String::new();
-        let mut ends = SmallVec::with_capacity(label_count * 2 + 4);
+        let mut ends =
+            SmallVec::with_capacity(label_count * 2 + info.field_names().count());
         let end = |text: &String| u32::try_from(text.len()).unwrap_or(u32::MAX);
         for (key, value) in labels.into_iter().flatten() {
             text.push_str(key);

@@ -29,8 +29,6 @@ use stage3_reflector::{EventType, ResourceVersionUpdater};
 use tokio::sync::watch;
 use tokio::time::Instant;
 
-use crate::caching_object::Attributes;
-
 use crate::caching_object::{CachedObject, LabelMatcher};
 use stage5_storage::StorageError;
 use stage5_storage::{Object, ResourceInfo, SelectionPredicate};
@@ -116,16 +114,6 @@ impl WatchCacheEvent {
                 prev.at_resource_version(self.resource_version, EventType::Deleted),
             )
         }))
-    }
-
-    /// The new object's field values.
-    pub fn obj_fields(&self) -> &Attributes {
-        self.object.attributes()
-    }
-
-    /// The previous object's field values, if there is a previous object.
-    pub fn prev_obj_fields(&self) -> Option<&Attributes> {
-        self.prev_object.as_ref().map(|prev| prev.attributes())
     }
 
     /// The namespace, from the fields.

@@ -47,7 +47,7 @@ pub struct EncodedListResult {
 
 impl EncodedListResult {
     /// Encodes each item of a list answer.
-    pub fn encode(result: ListResult) -> Self {
+    pub fn encode(result: &ListResult) -> Self {
         EncodedListResult {
             items: result
                 .items
@@ -55,7 +55,7 @@ impl EncodedListResult {
                 .map(|obj| encode::encode_object(obj))
                 .collect(),
             resource_version: result.resource_version,
-            continue_token: result.continue_token,
+            continue_token: result.continue_token.clone(),
             remaining_item_count: result.remaining_item_count,
         }
     }
@@ -297,7 +297,7 @@ pub trait Storage: Send + Sync + 'static {
     ) -> BoxFuture<'_, Result<EncodedListResult, StorageError>> {
         Box::pin(async move {
             let result = self.get_list(prefix, options, predicate).await?;
-            Ok(EncodedListResult::encode(result))
+            Ok(EncodedListResult::encode(&result))
         })
     }
 }

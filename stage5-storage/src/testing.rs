@@ -50,6 +50,16 @@ impl EtcdServer {
         EtcdServer::start_or_skip_with(test, TEST_PROGRESS_NOTIFY_INTERVAL)
     }
 
+    /// [`start_or_skip`](Self::start_or_skip) from async code: etcd starts (and
+    /// is waited for) on a blocking thread, so the runtime keeps running.
+    pub async fn start_or_skip_async(test: &str) -> Option<EtcdServer> {
+        let test = test.to_string();
+        tokio::task::spawn_blocking(move || EtcdServer::start_or_skip(&test))
+            .await
+            // A failed start panics (under CI=true): pass that panic on.
+            .unwrap_or_else(|error| std::panic::resume_unwind(error.into_panic()))
+    }
+
     /// Like [`start_or_skip`](Self::start_or_skip), with this progress-notify
     /// interval (etcd's default is [`ETCD_DEFAULT_PROGRESS_NOTIFY_INTERVAL`]).
     pub fn start_or_skip_with(

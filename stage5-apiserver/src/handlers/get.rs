@@ -2,8 +2,8 @@
 //! `ListResource`, which also turns a `?watch=true` list into a watch).
 
 use axum::body::Body;
-use axum::http::{HeaderValue, StatusCode, header};
-use axum::response::{IntoResponse, Response};
+use axum::http::{HeaderValue, header};
+use axum::response::Response;
 use bytes::Bytes;
 use serde_json::Value;
 use stage3_reflector::{ListOptions, ResourceVersionMatch, WatchOptions};
@@ -114,22 +114,10 @@ pub(crate) async fn list(
     super::response::list_answer(&resource.info, &result, transform)
 }
 
-/// Encodes a list, items written straight from the shared objects.
+/// Encodes a list: each item encoded, then written as
+/// [`encoded_list_response`] writes it.
 pub fn list_response(info: &ResourceInfo, result: &ListResult) -> Response {
-    let mut body = list_head(
-        info,
-        result.resource_version,
-        &result.continue_token,
-        result.remaining_item_count,
-        result.items.len(),
-    );
-    for (i, item) in result.items.iter().enumerate() {
-        if i > 0 {
-            body.push(b',');
-        }
-        push_json(&mut body, item.as_ref());
-    }
-    list_tail(body)
+    encoded_list_response(info, &EncodedListResult::encode(result))
 }
 
 /// Writes a list whose items are already encoded. The items' bytes are not
@@ -139,13 +127,7 @@ pub fn encoded_list_response(
     info: &ResourceInfo,
     result: &EncodedListResult,
 ) -> Response {
-    let head = list_head(
-        info,
-        result.resource_version,
-        &result.continue_token,
-        result.remaining_item_count,
-        0,
-    );
+    let head = list_head(info, result);
     let mut chunks = Vec::with_capacity(result.items.len() * 2 + 2);
     chunks.push(Bytes::from(head));
     chunks.extend(result.item_chunks());
@@ -201,27 +183,23 @@ impl http_body::Body for ChunksBody {
 }
 
 /// A list's body up to its first item: `{"kind":…,"apiVersion":…,"metadata":…,"items":[`.
-fn list_head(
-    info: &ResourceInfo,
-    resource_version: u64,
-    continue_token: &str,
-    remaining_item_count: Option<i64>,
-    items: usize,
-) -> Vec<u8> {
+fn list_head(info: &ResourceInfo, result: &EncodedListResult) -> Vec<u8> {
     let mut metadata = serde_json::Map::new();
     metadata.insert(
         "resourceVersion".into(),
-        Value::String(resource_version.to_string()),
+        Value::String(result.resource_version.to_string()),
     );
-    if !continue_token.is_empty() {
-        metadata
-            .insert("continue".into(), Value::String(continue_token.to_string()));
+    if !result.continue_token.is_empty() {
+        metadata.insert(
+            "continue".into(),
+            Value::String(result.continue_token.clone()),
+        );
     }
-    if let Some(count) = remaining_item_count {
+    if let Some(count) = result.remaining_item_count {
         metadata.insert("remainingItemCount".into(), Value::from(count));
     }
     let list_type = info.list_type_meta();
-    let mut body = Vec::with_capacity(128 + items * 512);
+    let mut body = Vec::with_capacity(128);
     body.extend_from_slice(b"{\"kind\":");
     push_json(&mut body, &list_type.kind);
     body.extend_from_slice(b",\"apiVersion\":");
@@ -230,17 +208,6 @@ fn list_head(
     push_json(&mut body, &metadata);
     body.extend_from_slice(b",\"items\":[");
     body
-}
-
-/// Closes a list's body and answers it.
-fn list_tail(mut body: Vec<u8>) -> Response {
-    body.extend_from_slice(b"]}");
-    let mut response = (StatusCode::OK, body).into_response();
-    response.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
-    response
 }
 
 pub(crate) fn push_json<T: serde::Serialize + ?Sized>(

@@ -986,11 +986,10 @@ async fn informer_converges_through_faults_on_the_embedded_store() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn informer_converges_through_faults_on_real_etcd() {
     use stage5_storage::testing::EtcdServer;
-    let name = "informer_converges_through_faults_on_real_etcd";
-    let Some(etcd) =
-        tokio::task::spawn_blocking(move || EtcdServer::start_or_skip(name))
-            .await
-            .expect("etcd start")
+    let Some(etcd) = EtcdServer::start_or_skip_async(
+        "informer_converges_through_faults_on_real_etcd",
+    )
+    .await
     else {
         return;
     };

@@ -465,11 +465,8 @@ async fn kubectl_workshop_on_the_embedded_store() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kubectl_workshop_on_real_etcd() {
     use stage5_storage::testing::EtcdServer;
-    let name = "kubectl_workshop_on_real_etcd";
     let Some(etcd) =
-        tokio::task::spawn_blocking(move || EtcdServer::start_or_skip(name))
-            .await
-            .expect("etcd start")
+        EtcdServer::start_or_skip_async("kubectl_workshop_on_real_etcd").await
     else {
         return;
     };
