@@ -194,10 +194,19 @@ pub fn run(root: &Path, check: bool) -> Result<(), Error> {
 }
 
 /// The `src` folder of a dependency, from `cargo metadata`.
+///
+/// The resolve is filtered to the host platform (`--filter-platform`): without it
+/// cargo wants every package of `Cargo.lock`, the Windows and macOS ones too, which
+/// a Linux build never downloads, and `--offline` then fails on a machine that has
+/// only ever built here. The host's packages are the ones the build itself fetched
+/// (this crate's dev-dependencies name both crates the generator reads, so
+/// `cargo test -p xtask` has their sources too).
 fn crate_src(root: &Path, name: &str) -> Result<PathBuf, Error> {
+    let host = host_triple()?;
     let output =
         Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
             .args(["metadata", "--format-version", "1", "--offline"])
+            .args(["--filter-platform", &host])
             .current_dir(root)
             .output()
             .map_err(|e| Error::Check(format!("cannot run cargo metadata: {e}")))?;
@@ -222,6 +231,19 @@ fn crate_src(root: &Path, name: &str) -> Result<PathBuf, Error> {
         .parent()
         .map(|dir| dir.join("src"))
         .unwrap_or_default())
+}
+
+/// The host's target triple, as `rustc -vV` prints it on its `host:` line.
+fn host_triple() -> Result<String, Error> {
+    let output = Command::new(std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into()))
+        .arg("-vV")
+        .output()
+        .map_err(|e| Error::Check(format!("cannot run rustc -vV: {e}")))?;
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .find_map(|line| line.strip_prefix("host: "))
+        .map(|host| host.trim().to_string())
+        .ok_or_else(|| Error::Check("rustc -vV printed no host line".into()))
 }
 
 /// The newest `v1_NN` folder of k8s-openapi (the workspace enables `latest`).
