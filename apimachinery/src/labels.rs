@@ -2,9 +2,11 @@
 //!
 //! Mirrors apimachinery's [`pkg/labels/selector.go`]: its lexer (`Lexer.Lex`), its
 //! recursive descent parser (`Parser.parse`, `parseRequirement`, `parseValues`,
-//! `parseIdentifiersList`, `parseExactValue`) and the key and value checks it
-//! borrows from [`pkg/util/validation/validation.go`] (`IsQualifiedName`,
-//! `IsDNS1123Subdomain`, `IsValidLabelValue`). The result is kube's [`Selector`], so
+//! `parseIdentifiersList`, `parseExactValue`) with the key and value checks of
+//! [`crate::util::validation`] (`IsLabelKey`, `IsDNS1123Subdomain`,
+//! `IsValidLabelValue`), and `LabelSelectorAsSelector(…).String()`
+//! ([`selector_string`]), which prints a `LabelSelector` the way
+//! `kubectl get -o wide` and a `Scale`'s `status.selector` show it. The result is kube's [`Selector`], so
 //! a parsed selector can go straight into `ListParams::labels_from` as well as into
 //! a lister.
 //!
@@ -47,13 +49,15 @@
 //! requirements on the same key keep their order), and `key in ()` is accepted as
 //! `key in ("")`.
 //!
-//! [`pkg/labels/selector.go`]: https://github.com/kubernetes/apimachinery/blob/v0.34.0/pkg/labels/selector.go
-//! [`pkg/util/validation/validation.go`]: https://github.com/kubernetes/apimachinery/blob/v0.34.0/pkg/util/validation/validation.go
+//! [`pkg/labels/selector.go`]: https://github.com/kubernetes/apimachinery/blob/v0.36.0/pkg/labels/selector.go
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
 use kube::core::{Expression, Selector, SelectorExt};
+use serde_json::Value;
+
+use crate::util::validation;
 
 // ANCHOR: selector_error
 /// Mirrors the errors of apimachinery's `labels.Parse`: why a selector string was
@@ -510,7 +514,7 @@ impl<'a> Parser<'a> {
         if token.kind != TokenKind::Identifier {
             return Err(requirement_error(token, "an identifier"));
         }
-        let errors = qualified_name_errors(token.literal);
+        let errors = validation::is_qualified_name(token.literal);
         if !errors.is_empty() {
             return Err(SelectorError::InvalidKey {
                 position: token.position,
@@ -643,9 +647,50 @@ fn separator_error(token: Token<'_>, expected: &'static str) -> SelectorError {
     }
 }
 
+/// Mirrors `metav1.LabelSelectorAsSelector(…).String()` of a `LabelSelector`
+/// in its JSON form (`matchLabels`, `matchExpressions`): requirements sorted by
+/// key, `k=v` for a label, `k in (a,b)`, `k notin (a,b)`, `k`, `!k`.
+pub fn selector_string(selector: &Value) -> String {
+    let mut requirements: Vec<(String, String)> = Vec::new();
+    if let Some(labels) = selector["matchLabels"].as_object() {
+        for (key, value) in labels {
+            let value = value.as_str().unwrap_or_default();
+            requirements.push((key.clone(), format!("{key}={value}")));
+        }
+    }
+    for expression in selector["matchExpressions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+    {
+        let key = expression["key"].as_str().unwrap_or_default();
+        let mut values: Vec<&str> = expression["values"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .collect();
+        values.sort_unstable();
+        let text = match expression["operator"].as_str().unwrap_or_default() {
+            "In" => format!("{key} in ({})", values.join(",")),
+            "NotIn" => format!("{key} notin ({})", values.join(",")),
+            "Exists" => key.to_string(),
+            "DoesNotExist" => format!("!{key}"),
+            _ => continue,
+        };
+        requirements.push((key.to_string(), text));
+    }
+    requirements.sort();
+    requirements
+        .into_iter()
+        .map(|(_, text)| text)
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
 /// Mirrors apimachinery's `validateLabelValue`.
 fn validate_value(key: &str, value: Token<'_>) -> Result<String, SelectorError> {
-    let errors = label_value_errors(value.literal);
+    let errors = validation::is_valid_label_value(value.literal);
     if errors.is_empty() {
         Ok(value.literal.to_string())
     } else {
@@ -658,109 +703,39 @@ fn validate_value(key: &str, value: Token<'_>) -> Result<String, SelectorError> 
     }
 }
 
-// ---------------------------------------------------------------------------------------------
-// Validation: apimachinery's pkg/util/validation
-// ---------------------------------------------------------------------------------------------
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-/// Mirrors `validation.qualifiedNameMaxLength` (and `LabelValueMaxLength`).
-const QUALIFIED_NAME_MAX_LENGTH: usize = 63;
-/// Mirrors `validation.DNS1123SubdomainMaxLength`.
-const DNS1123_SUBDOMAIN_MAX_LENGTH: usize = 253;
-
-const QUALIFIED_NAME_ERROR: &str = "must consist of alphanumeric characters, '-', '_' or '.', \
-     and must start and end with an alphanumeric character (e.g. 'MyName', 'my.name' or '123-abc')";
-const DNS1123_SUBDOMAIN_ERROR: &str = "a lowercase RFC 1123 subdomain must consist of lower case \
-     alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character \
-     (e.g. 'example.com')";
-const LABEL_VALUE_ERROR: &str = "a valid label must be an empty string or consist of alphanumeric \
-     characters, '-', '_' or '.', and must start and end with an alphanumeric character \
-     (e.g. 'MyValue', 'my_value' or '12345')";
-
-/// `([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]`, apimachinery's `qualifiedNameFmt`.
-fn is_qualified_name_part(name: &str) -> bool {
-    let bytes = name.as_bytes();
-    match (bytes.first(), bytes.last()) {
-        (Some(first), Some(last)) => {
-            first.is_ascii_alphanumeric()
-                && last.is_ascii_alphanumeric()
-                && bytes.iter().all(|b| {
-                    b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.')
-                })
-        }
-        _ => false,
+    #[test]
+    fn a_label_selector_prints_sorted_by_key_as_upstream() {
+        let selector = serde_json::json!({
+            "matchLabels": {"tier": "web", "app": "shop"},
+            "matchExpressions": [
+                {"key": "zone", "operator": "In", "values": ["b", "a"]},
+                {"key": "canary", "operator": "DoesNotExist"},
+                {"key": "env", "operator": "NotIn", "values": ["dev"]},
+                {"key": "owner", "operator": "Exists"},
+            ],
+        });
+        assert_eq!(
+            selector_string(&selector),
+            "app=shop,!canary,env notin (dev),owner,tier=web,zone in (a,b)"
+        );
+        assert_eq!(selector_string(&serde_json::json!({})), "");
+        // The printed form parses back to the same requirements.
+        let printed = selector_string(&selector);
+        let parsed = parse_label_selector(&printed).expect("parses");
+        let labels: BTreeMap<String, String> = [
+            ("app", "shop"),
+            ("tier", "web"),
+            ("zone", "a"),
+            ("env", "prod"),
+            ("owner", "me"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+        assert!(matches_labels(&parsed, Some(&labels)));
     }
-}
-
-/// `[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*`, apimachinery's
-/// `dns1123SubdomainFmt`.
-fn is_dns1123_subdomain(value: &str) -> bool {
-    let is_label_char = |b: &u8| b.is_ascii_lowercase() || b.is_ascii_digit();
-    value.split('.').all(|label| {
-        let bytes = label.as_bytes();
-        match (bytes.first(), bytes.last()) {
-            (Some(first), Some(last)) => {
-                is_label_char(first)
-                    && is_label_char(last)
-                    && bytes.iter().all(|b| is_label_char(b) || *b == b'-')
-            }
-            _ => false,
-        }
-    })
-}
-
-/// Mirrors `validation.IsQualifiedName`: every rule a label key breaks (none if it
-/// is valid).
-fn qualified_name_errors(value: &str) -> Vec<String> {
-    let mut errors = Vec::new();
-    let mut parts = value.split('/');
-    let (prefix, name) = match (parts.next(), parts.next(), parts.next()) {
-        (Some(name), None, _) => (None, name),
-        (Some(prefix), Some(name), None) => (Some(prefix), name),
-        _ => {
-            return vec![format!(
-                "a qualified name {QUALIFIED_NAME_ERROR} with an optional DNS subdomain prefix \
-                 and '/' (e.g. 'example.com/MyName')"
-            )];
-        }
-    };
-    match prefix {
-        Some("") => errors.push("prefix part must be non-empty".to_string()),
-        Some(prefix) => {
-            if prefix.len() > DNS1123_SUBDOMAIN_MAX_LENGTH {
-                errors.push(format!(
-                    "prefix part must be no more than {DNS1123_SUBDOMAIN_MAX_LENGTH} characters"
-                ));
-            }
-            if !is_dns1123_subdomain(prefix) {
-                errors.push(format!("prefix part {DNS1123_SUBDOMAIN_ERROR}"));
-            }
-        }
-        None => {}
-    }
-    if name.is_empty() {
-        errors.push("name part must be non-empty".to_string());
-    } else if name.len() > QUALIFIED_NAME_MAX_LENGTH {
-        errors.push(format!(
-            "name part must be no more than {QUALIFIED_NAME_MAX_LENGTH} characters"
-        ));
-    }
-    if !is_qualified_name_part(name) {
-        errors.push(format!("name part {QUALIFIED_NAME_ERROR}"));
-    }
-    errors
-}
-
-/// Mirrors `validation.IsValidLabelValue`: every rule a label value breaks (none if
-/// it is valid). The empty value is valid.
-fn label_value_errors(value: &str) -> Vec<String> {
-    let mut errors = Vec::new();
-    if value.len() > QUALIFIED_NAME_MAX_LENGTH {
-        errors.push(format!(
-            "must be no more than {QUALIFIED_NAME_MAX_LENGTH} characters"
-        ));
-    }
-    if !value.is_empty() && !is_qualified_name_part(value) {
-        errors.push(LABEL_VALUE_ERROR.to_string());
-    }
-    errors
 }

@@ -10,70 +10,20 @@
 //!
 //! Every variant that came from the server keeps its `Status` exactly as received.
 //!
-//! See [`k8s.io/apimachinery/pkg/api/errors`] and [`tools/cache/reflector.go`].
+//! The questions themselves are apimachinery's ([`apimachinery::api::errors`]);
+//! this enum is the Reflector's. See [`k8s.io/apimachinery/pkg/api/errors`] and
+//! [`tools/cache/reflector.go`].
 //!
 //! [`k8s.io/apimachinery/pkg/api/errors`]: https://github.com/kubernetes/apimachinery/blob/v0.34.0/pkg/api/errors/errors.go
 //! [`tools/cache/reflector.go`]: https://github.com/kubernetes/client-go/blob/v0.34.0/tools/cache/reflector.go
 
+use apimachinery::api::errors::{self, reason};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Status;
 use stage1_store::StoreError;
 
 /// A boxed error from a layer below this one (an HTTP client, a decoder).
 pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
 
-/// The `StatusReason` values of apimachinery's `metav1`, as far as this crate asks
-/// about them.
-pub mod reason {
-    /// `StatusReasonExpired`: the requested resource version is older than the
-    /// server keeps.
-    pub const EXPIRED: &str = "Expired";
-    /// `StatusReasonGone`: what servers before 1.18 sent for an expired resource
-    /// version.
-    pub const GONE: &str = "Gone";
-    /// `StatusReasonTooManyRequests` (429).
-    pub const TOO_MANY_REQUESTS: &str = "TooManyRequests";
-    /// `StatusReasonInternalError` (500).
-    pub const INTERNAL_ERROR: &str = "InternalError";
-    /// `StatusReasonTimeout` (504): also how servers report a too large resource
-    /// version.
-    pub const TIMEOUT: &str = "Timeout";
-    /// `CauseTypeResourceVersionTooLarge`: a `StatusCause` reason naming a too large
-    /// version.
-    pub const CAUSE_RESOURCE_VERSION_TOO_LARGE: &str = "ResourceVersionTooLarge";
-
-    /// Every reason apimachinery knows. A status whose reason is not one of these is
-    /// judged by its HTTP code alone, as in apimachinery's
-    /// `reasonAndCodeForError`.
-    pub const KNOWN: &[&str] = &[
-        "Unauthorized",
-        "Forbidden",
-        "NotFound",
-        "AlreadyExists",
-        "Conflict",
-        GONE,
-        "Invalid",
-        "ServerTimeout",
-        "StoreReadError",
-        TIMEOUT,
-        TOO_MANY_REQUESTS,
-        "BadRequest",
-        "MethodNotAllowed",
-        "NotAcceptable",
-        "RequestEntityTooLarge",
-        "UnsupportedMediaType",
-        INTERNAL_ERROR,
-        EXPIRED,
-        "ServiceUnavailable",
-    ];
-
-    /// Whether `reason` is one apimachinery defines.
-    pub fn is_known(reason: &str) -> bool {
-        KNOWN.contains(&reason)
-    }
-}
-
-/// The message old servers put in a 410 for an expired watch.
-const TOO_OLD_RESOURCE_VERSION: &str = "too old resource version";
 /// The message servers before 1.18.6 used instead of the `ResourceVersionTooLarge`
 /// cause.
 const TOO_LARGE_RESOURCE_VERSION: &str = "Too large resource version";
@@ -87,7 +37,7 @@ pub enum Error {
     ///
     /// Recovery: relist. A reflector first relists from its last version, and from
     /// `""` (the newest, read from etcd) if that is expired too.
-    #[error("resource version expired ({}); relist to get a current resource version", describe(.status))]
+    #[error("resource version expired ({}); relist to get a current resource version", errors::describe(.status))]
     Expired {
         /// The status the server sent.
         status: Box<Status>,
@@ -98,7 +48,7 @@ pub enum Error {
     /// `isTooLargeResourceVersionError`.
     ///
     /// Recovery: relist from `""`, which the server answers with its newest version.
-    #[error("too large resource version ({}); relist from \"\" to get the server's newest version", describe(.status))]
+    #[error("too large resource version ({}); relist from \"\" to get the server's newest version", errors::describe(.status))]
     TooLargeResourceVersion {
         /// The status the server sent.
         status: Box<Status>,
@@ -106,7 +56,7 @@ pub enum Error {
 
     /// Any other failure the server reported as a `Status` (429, 500, 403, …). Its
     /// code is kept.
-    #[error("the API server answered {}", describe(.status))]
+    #[error("the API server answered {}", errors::describe(.status))]
     Api {
         /// The status the server sent.
         status: Box<Status>,
@@ -198,7 +148,7 @@ impl Error {
     /// with its code kept.
     pub fn from_status(status: Status) -> Self {
         let status = Box::new(status);
-        if status_is_expired(&status) {
+        if errors::is_expired(&status) {
             Error::Expired { status }
         } else if status_is_too_large_resource_version(&status) {
             Error::TooLargeResourceVersion { status }
@@ -236,18 +186,13 @@ impl Error {
     /// Mirrors apimachinery's `IsTooManyRequests`: reason `TooManyRequests` or code
     /// 429.
     pub fn is_too_many_requests(&self) -> bool {
-        self.status().is_some_and(|status| {
-            status.reason.as_deref() == Some(reason::TOO_MANY_REQUESTS)
-                || status.code == Some(429)
-        })
+        self.status().is_some_and(errors::is_too_many_requests)
     }
 
     /// Mirrors apimachinery's `IsInternalError`: reason `InternalError`, or code 500
     /// with a reason apimachinery does not know.
     pub fn is_internal_error(&self) -> bool {
-        self.status().is_some_and(|status| {
-            reason_or_code(status, reason::INTERNAL_ERROR, 500)
-        })
+        self.status().is_some_and(errors::is_internal_error)
     }
 
     /// Mirrors apimachinery's `utilnet.IsConnectionRefused`: somewhere in the source
@@ -275,40 +220,21 @@ impl Error {
     // ANCHOR_END: is_watch_error_retriable
 }
 
-/// apimachinery's `reasonAndCodeForError` test: the reason matches, or the reason is
-/// unknown and the code matches.
-fn reason_or_code(status: &Status, wanted_reason: &str, wanted_code: i32) -> bool {
-    let reason = status.reason.as_deref().unwrap_or("");
-    reason == wanted_reason
-        || (!reason::is_known(reason) && status.code == Some(wanted_code))
-}
-
-fn status_is_expired(status: &Status) -> bool {
-    let reason = status.reason.as_deref().unwrap_or("");
-    reason == reason::EXPIRED
-        || reason_or_code(status, reason::GONE, 410)
-        || status
-            .message
-            .as_deref()
-            .is_some_and(|message| message.contains(TOO_OLD_RESOURCE_VERSION))
-}
-
+/// Mirrors client-go's `isTooLargeResourceVersionError`.
 fn status_is_too_large_resource_version(status: &Status) -> bool {
+    if errors::has_status_cause(status, reason::CAUSE_RESOURCE_VERSION_TOO_LARGE) {
+        return true;
+    }
+    // Servers 1.17.0–1.18.5 said so only in a cause message, older ones only in the
+    // message, and always as a timeout.
+    if !errors::reason_or_code(status, reason::TIMEOUT, 504) {
+        return false;
+    }
     let causes = status
         .details
         .as_ref()
         .and_then(|details| details.causes.as_deref())
         .unwrap_or_default();
-    if causes.iter().any(|cause| {
-        cause.reason.as_deref() == Some(reason::CAUSE_RESOURCE_VERSION_TOO_LARGE)
-    }) {
-        return true;
-    }
-    // Servers 1.17.0–1.18.5 said so only in a cause message, older ones only in the
-    // message, and always as a timeout.
-    if !reason_or_code(status, reason::TIMEOUT, 504) {
-        return false;
-    }
     causes
         .iter()
         .any(|cause| cause.message.as_deref() == Some(TOO_LARGE_RESOURCE_VERSION))
@@ -316,21 +242,6 @@ fn status_is_too_large_resource_version(status: &Status) -> bool {
             .message
             .as_deref()
             .is_some_and(|message| message.contains(TOO_LARGE_RESOURCE_VERSION))
-}
-
-/// `410 Expired: too old resource version: 5 (10)`, for error messages.
-fn describe(status: &Status) -> String {
-    let code = status
-        .code
-        .map_or_else(|| "status".to_string(), |c| c.to_string());
-    let reason = status.reason.as_deref().unwrap_or("");
-    let message = status.message.as_deref().unwrap_or("");
-    match (reason.is_empty(), message.is_empty()) {
-        (true, true) => code,
-        (false, true) => format!("{code} {reason}"),
-        (true, false) => format!("{code}: {message}"),
-        (false, false) => format!("{code} {reason}: {message}"),
-    }
 }
 
 #[cfg(test)]

@@ -43,9 +43,11 @@ use parking_lot::Mutex;
 use stage1_store::{KeyError, meta_namespace_key_func};
 use tokio::sync::Notify;
 
-use crate::error::{Error, reason};
-use crate::listwatch::{ListOptions, ListPage, ListerWatcher, WatchOptions};
+use crate::error::Error;
+use crate::listwatch::{ListPage, ListerWatcher};
 use crate::watch::{Bookmark, Watch, WatchEvent, WatchItem};
+use apimachinery::api::errors::reason;
+use apimachinery::apis::meta::v1::{ListOptions, WatchOptions};
 
 /// One call the fake received, with its options.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -44,10 +44,11 @@ use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
 
 use crate::error::Error;
-use crate::listwatch::{
-    ListOptions, ListPage, ListerWatcher, ResourceVersionMatch, WatchOptions,
-};
+use crate::listwatch::{ListPage, ListerWatcher};
 use crate::watch::{Bookmark, Watch, WatchEvent, WatchItem};
+use apimachinery::apis::meta::v1::{
+    ListOptions, ResourceVersionMatch, WatchOptions,
+};
 
 /// Lists and watches `K` through a kube [`Client`], like client-go's
 /// `NewFilteredListWatchFromClient`.

@@ -6,14 +6,18 @@
 //! impossible it lists again.
 //!
 //! This crate mirrors client-go's `tools/cache/reflector.go`, `listwatch.go`,
-//! `retry_with_deadline.go` and `tools/pager`, and apimachinery's `watch.Interface`
-//! and `wait` backoff, following the Reflector part of source document 003:
+//! `retry_with_deadline.go` and `tools/pager`, and apimachinery's `wait` backoff,
+//! following the Reflector part of source document 003. The vocabulary both sides
+//! of the watch share (the watch events and stream, the list and watch options,
+//! the questions asked of a `Status`) is apimachinery's, in the workspace's
+//! `apimachinery` crate, and re-exported here:
 //!
 //! | client-go / apimachinery (Go) | here (Rust) |
 //! |---|---|
-//! | `watch.Event`, `watch.EventType`, `watch.Interface` | [`WatchEvent`], [`EventType`], [`Watch`] |
+//! | `watch.Event`, `watch.EventType`, `watch.Interface` | [`WatchEvent`], [`EventType`], [`Watch`] (apimachinery's, with this crate's [`Error`]) |
 //! | `metav1.InitialEventsAnnotationKey` | [`INITIAL_EVENTS_ANNOTATION_KEY`] |
-//! | `ListerWatcher`, `metav1.ListOptions` | [`ListerWatcher`], [`ListOptions`], [`WatchOptions`] |
+//! | `ListerWatcher`, `metav1.ListOptions` | [`ListerWatcher`], [`ListOptions`] and [`WatchOptions`] (apimachinery's) |
+//! | `apierrors.IsResourceExpired`, `IsTooManyRequests`, `metav1.StatusReason*` | [`apimachinery::api::errors`], [`reason`] |
 //! | `NewFilteredListWatchFromClient` | [`KubeListerWatcher`] |
 //! | `ListWatch` + `watch.NewFake()` in tests | [`FakeListerWatcher`] |
 //! | `pager.ListPager` | [`ListPager`] |
@@ -59,17 +63,19 @@ mod reflector;
 mod retry_with_deadline;
 mod watch;
 
+pub use apimachinery::api::errors::reason;
+pub use apimachinery::apis::meta::v1::{
+    ListOptions, ResourceVersionMatch, WatchOptions,
+};
 pub use backoff::{BackoffSettings, ExponentialBackoff, jitter};
-pub use error::{BoxError, Error, reason};
+pub use error::{BoxError, Error};
 pub use fake::{
     Call, FakeListerWatcher, ListReply, WatchReply, connection_refused,
     expired_status, gone_status, internal_error_status,
     too_large_resource_version_status, too_many_requests_status,
 };
 pub use kube_listwatch::{KubeListerWatcher, is_probable_eof};
-pub use listwatch::{
-    ListOptions, ListPage, ListerWatcher, ResourceVersionMatch, WatchOptions,
-};
+pub use listwatch::{ListPage, ListerWatcher};
 pub use pager::{DEFAULT_PAGE_SIZE, ListPager, Paging};
 pub use reflector::{
     DEFAULT_MIN_WATCH_TIMEOUT, ListMode, Phase, Reflector, ReflectorOptions,

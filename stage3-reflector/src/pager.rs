@@ -9,7 +9,9 @@
 //! [`tools/pager/pager.go`]: https://github.com/kubernetes/client-go/blob/v0.34.0/tools/pager/pager.go
 
 use crate::error::Error;
-use crate::listwatch::{ListOptions, ListPage, ListerWatcher};
+use apimachinery::apis::meta::v1::ListOptions;
+
+use crate::listwatch::{ListPage, ListerWatcher};
 
 /// `pager.defaultPageSize`: the reflector's page size unless told otherwise.
 pub const DEFAULT_PAGE_SIZE: u32 = 500;
@@ -140,7 +142,7 @@ mod ex3_pager {
 
     use super::*;
     use crate::fake::{FakeListerWatcher, ListReply, expired_status};
-    use crate::listwatch::ResourceVersionMatch;
+    use apimachinery::apis::meta::v1::ResourceVersionMatch;
 
     fn pod(name: &str) -> Pod {
         let mut pod = Pod::default();

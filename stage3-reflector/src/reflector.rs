@@ -52,10 +52,11 @@ use tokio_util::sync::CancellationToken;
 
 use crate::backoff::{BackoffSettings, ExponentialBackoff};
 use crate::error::Error;
-use crate::listwatch::{ListOptions, ListerWatcher, WatchOptions};
+use crate::listwatch::ListerWatcher;
 use crate::pager::{DEFAULT_PAGE_SIZE, ListPager, Paging};
 use crate::retry_with_deadline::RetryWithDeadline;
 use crate::watch::{Bookmark, Watch, WatchEvent};
+use apimachinery::apis::meta::v1::{ListOptions, WatchOptions};
 
 /// client-go's `defaultMinWatchTimeout`: watches time out after a random time in
 /// [5 min, 10 min), so that reconnects spread out. Smaller minimums are not
@@ -1649,7 +1650,7 @@ mod tests {
 
     mod ex3_streaming_list {
         use super::*;
-        use crate::listwatch::ResourceVersionMatch;
+        use apimachinery::apis::meta::v1::ResourceVersionMatch;
 
         fn streaming(resource_version: &str) -> Call {
             Call::Watch(WatchOptions {

@@ -300,7 +300,9 @@ mod combinations {
     }
 }
 
-/// Every class of error, with its position and message.
+/// Every class of error, with its position and message. The messages are
+/// apimachinery 1.36's (`content.IsLabelKey`, `validation.IsValidLabelValue`):
+/// lengths in bytes, and the pattern quoted as `RegexError` quotes it.
 mod errors {
     use super::*;
     use pretty_assertions::assert_eq;
@@ -316,7 +318,8 @@ mod errors {
             err.to_string(),
             "unable to parse requirement: invalid label key \"app$\" at position 0: name part must \
              consist of alphanumeric characters, '-', '_' or '.', and must start and end with an \
-             alphanumeric character (e.g. 'MyName', 'my.name' or '123-abc')"
+             alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for \
+             validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"
         );
     }
 
@@ -341,7 +344,7 @@ mod errors {
                 "a..b/app",
                 "prefix part a lowercase RFC 1123 subdomain",
             ),
-            ("a/b/c", "a/b/c", "a qualified name must consist of"),
+            ("a/b/c", "a/b/c", "a valid label key must consist of"),
             ("ключ", "ключ", "name part must consist of"),
         ] {
             match parse_err(input) {
@@ -365,7 +368,7 @@ mod errors {
         assert_eq!(err.position(), 5);
         assert!(
             err.to_string()
-                .ends_with("name part must be no more than 63 characters"),
+                .ends_with("name part must be no more than 63 bytes"),
             "{err}"
         );
         // apimachinery's TestRequirementConstructor: a 254-byte key breaks the DNS
@@ -374,8 +377,7 @@ mod errors {
         match parse_err(&long_prefix) {
             SelectorError::InvalidKey { reason, .. } => {
                 assert!(
-                    reason
-                        .contains("prefix part must be no more than 253 characters")
+                    reason.contains("prefix part must be no more than 253 bytes")
                 );
             }
             other => panic!("{other:?}"),
@@ -393,7 +395,8 @@ mod errors {
                 value: "we$b".into(),
                 reason: "a valid label must be an empty string or consist of alphanumeric \
                          characters, '-', '_' or '.', and must start and end with an alphanumeric \
-                         character (e.g. 'MyValue', 'my_value' or '12345')"
+                         character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for \
+                         validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"
                     .into(),
             }
         );
@@ -422,7 +425,7 @@ mod errors {
     fn value_too_long() {
         let err = parse_err(&format!("k={}", "v".repeat(64)));
         assert!(
-            matches!(&err, SelectorError::InvalidValue { reason, .. } if reason == "must be no more than 63 characters"),
+            matches!(&err, SelectorError::InvalidValue { reason, .. } if reason == "must be no more than 63 bytes"),
             "{err:?}"
         );
     }

@@ -27,9 +27,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use workspace_allocator as _;
 
+use apimachinery::apis::meta::v1::ListOptions;
 use futures::StreamExt;
 use serde_json::json;
-use stage3_reflector::ListOptions;
 use stage5_apiserver::{Server, ServerConfig};
 use stage5_storage::etcd3::Compactor;
 use stage5_storage::{

@@ -12,8 +12,9 @@
 
 use std::sync::Arc;
 
+use apimachinery::apis::meta::v1::{ListOptions, WatchOptions};
 use futures::future::BoxFuture;
-use stage3_reflector::{ListOptions, Watch, WatchOptions};
+use stage5_storage::Watch;
 use stage5_storage::{
     GetOptions, KeyScope, ListResult, Object, Preconditions, ResourceInfo,
     SelectionPredicate, Storage, StorageError, UpdateFn,

@@ -30,10 +30,12 @@
 
 use std::sync::Arc;
 
+use apimachinery::apis::meta::v1::{ListOptions, WatchOptions};
+use apimachinery::watch::WatchEvent;
 use futures::StreamExt;
 use futures::future::BoxFuture;
 use serde_json::{Map, Value};
-use stage3_reflector::{ListOptions, Watch, WatchEvent, WatchOptions};
+use stage5_storage::Watch;
 use stage5_storage::{
     GetOptions, KeyScope, ListResult, Object, Preconditions, ResourceInfo,
     SelectionPredicate, Storage, StorageError, UpdateFn,

@@ -26,7 +26,7 @@
 //! | `pkg/endpoints/handlers/watch.go` (`serveWatch`, `WatchServer`)  | [`watch`]                               |
 //! | `pkg/endpoints/handlers/negotiation` (`NegotiateOutputMediaType`) | [`handlers::negotiation`]             |
 //! | `pkg/endpoints/handlers/response.go` (`asTable`, `watchEmbeddedEncoder`) | [`handlers::response`]         |
-//! | kubernetes' `pkg/printers` (`GenerateTable`, `internalversion`), apimachinery's `util/duration` | [`printers`] |
+//! | kubernetes' `pkg/printers` (`GenerateTable`, `internalversion`) | [`printers`] |
 //! | `pkg/endpoints/handlers/responsewriters/status.go`, `apierrors`  | [`status`]                              |
 //! | `pkg/endpoints/discovery`, `/version`, `/openapi`                | [`discovery`]                           |
 //! | `pkg/authentication/request/bearertoken`, the token file         | [`auth`]                                |

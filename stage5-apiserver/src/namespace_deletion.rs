@@ -28,8 +28,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use apimachinery::apis::meta::v1::ListOptions;
 use serde_json::{Value, json};
-use stage3_reflector::ListOptions;
 use stage5_storage::{
     GetOptions, Object, Preconditions, ResourceInfo, SelectionPredicate,
     StorageError, list_prefix, object_key,

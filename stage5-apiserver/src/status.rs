@@ -14,8 +14,8 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{
     Status, StatusCause, StatusDetails,
 };
 
+use apimachinery::runtime::serializer::streaming::encode_status;
 use stage5_storage::StorageError;
-use stage5_storage::encode::encode_status;
 
 /// An error answer: a `Status` and the HTTP details that go with it.
 #[derive(Clone, Debug, PartialEq)]
@@ -284,7 +284,7 @@ impl ApiError {
             "Invalid",
             format!(
                 "{qualified_kind} {} is invalid: {aggregate}",
-                crate::validation::go_quote(name)
+                apimachinery::util::validation::field::go_quote(name)
             ),
             Some(StatusDetails {
                 name: Some(name.to_string()),

@@ -18,6 +18,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use apimachinery::apis::meta::v1::WatchOptions;
+use apimachinery::watch::EventType;
 use axum::body::Body;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::Response;
@@ -25,7 +27,6 @@ use bytes::Bytes;
 use futures::{FutureExt, StreamExt};
 use parking_lot::Mutex;
 use rand::RngExt as _;
-use stage3_reflector::{EventType, WatchOptions};
 use tokio_util::sync::CancellationToken;
 
 use crate::handlers::response::{self, Transform};

@@ -44,6 +44,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 use workspace_allocator as _;
 
+use apimachinery::apis::meta::v1::{ListOptions, WatchOptions};
 use bytes::Bytes;
 use criterion::{
     BenchmarkId, Criterion, SamplingMode, Throughput, criterion_group,
@@ -52,7 +53,6 @@ use criterion::{
 use futures::StreamExt;
 use rand::distr::{Alphanumeric, SampleString};
 use serde_json::json;
-use stage3_reflector::{ListOptions, WatchOptions};
 use stage5_cacher::caching_object::encode_counters;
 use stage5_cacher::{Cacher, CacherConfig};
 use stage5_storage::etcd3::{Etcd3Store, encode};

@@ -24,7 +24,7 @@ use workspace_allocator as _;
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 
-use stage3_reflector::EventType;
+use apimachinery::watch::EventType;
 use stage5_cacher::{WatchCache, WatchCacheOptions};
 use stage5_storage::{Object, ResourceInfo};
 

@@ -10,8 +10,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
+use apimachinery::watch::{Bookmark, EventType};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Status;
-use stage3_reflector::{Bookmark, EventType};
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;

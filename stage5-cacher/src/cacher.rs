@@ -11,13 +11,15 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
+use apimachinery::apis::meta::v1::{
+    ListOptions, ResourceVersionMatch, WatchOptions,
+};
+use apimachinery::watch::{EventType, WatchEvent};
 use futures::future::BoxFuture;
 use futures::{FutureExt, Stream, StreamExt};
 use parking_lot::Mutex;
-use stage3_reflector::{
-    EventType, ListOptions, Reflector, ReflectorOptions, ResourceVersionMatch,
-    Watch, WatchEvent, WatchOptions,
-};
+use stage3_reflector::{Reflector, ReflectorOptions};
+use stage5_storage::Watch;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
@@ -28,7 +30,7 @@ use crate::caching_object::CachedObject;
 use crate::lister_watcher::StorageListerWatcher;
 use crate::time_budget::TimeBudget;
 use crate::watch_cache::{WatchCache, WatchCacheEvent, WatchCacheOptions};
-use stage5_storage::encode::{
+use apimachinery::runtime::serializer::streaming::{
     EncodedEvent, EncodedWatch, encode_bookmark, encode_line, encode_status,
 };
 use stage5_storage::etcd3::Etcd3Store;
@@ -1118,7 +1120,7 @@ impl CacherWatch {
         }
     }
 
-    /// As a stage 3 [`Watch`] of objects.
+    /// As a storage [`Watch`] of objects.
     pub fn into_watch(self) -> Watch<Object> {
         Watch::new(self.map(|event| {
             Ok(match event {
@@ -1140,7 +1142,7 @@ impl CacherWatch {
     /// As encoded lines: each object's JSON is shared by every watcher (serialize
     /// once).
     pub fn into_encoded(self) -> EncodedWatch {
-        let info = self.info.clone();
+        let types = self.info.type_meta();
         self.map(move |event| match event {
             WatcherEvent::Object { event_type, object } => EncodedEvent {
                 event_type,
@@ -1150,7 +1152,7 @@ impl CacherWatch {
                 event_type: EventType::Bookmark,
                 line: encode_line(
                     EventType::Bookmark,
-                    &encode_bookmark(&info, &bookmark),
+                    &encode_bookmark(&types, &bookmark),
                 ),
             },
             WatcherEvent::Error(status) => EncodedEvent {

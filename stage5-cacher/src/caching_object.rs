@@ -24,11 +24,13 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use apimachinery::fields::FieldSource;
+use apimachinery::runtime::serializer::streaming::{
+    encode_line, encode_object, event_type_name,
+};
+use apimachinery::watch::EventType;
 use bytes::Bytes;
 use kube::core::{Expression, Selector};
 use smallvec::SmallVec;
-use stage3_reflector::EventType;
-use stage5_storage::encode::{encode_line, encode_object, event_type_name};
 use stage5_storage::{Object, ResourceInfo};
 
 static OBJECTS_ENCODED: AtomicU64 = AtomicU64::new(0);

@@ -2,7 +2,9 @@
 //! `cacherListerWatcher` through which the Cacher's Reflector (stage 3) lists and
 //! watches the etcd3 storage.
 
-use stage3_reflector::{ListOptions, ListPage, ListerWatcher, Watch, WatchOptions};
+use apimachinery::apis::meta::v1::{ListOptions, WatchOptions};
+use futures::TryStreamExt;
+use stage3_reflector::{ListPage, ListerWatcher, Watch};
 use stage5_storage::etcd3::Etcd3Store;
 use stage5_storage::{Object, SelectionPredicate, Storage, StorageError};
 
@@ -47,9 +49,14 @@ impl ListerWatcher<Object> for StorageListerWatcher {
         options: WatchOptions,
     ) -> Result<Watch<Object>, stage3_reflector::Error> {
         let prefix = self.storage.info().key_prefix();
-        self.storage
+        let watch = self
+            .storage
             .watch_objects(prefix, options, SelectionPredicate::default())
             .await
-            .map_err(to_reflector_error)
+            .map_err(to_reflector_error)?;
+        // The storage reports failures as ERROR events; what could still end
+        // its stream becomes the Reflector's error. Stopping the Reflector's
+        // watch drops this one, which stops the storage's.
+        Ok(Watch::new(watch.map_err(to_reflector_error)))
     }
 }

@@ -20,12 +20,13 @@
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
+use apimachinery::watch::EventType;
 use parking_lot::{RwLock, RwLockReadGuard};
 use stage1_store::{
     BoxError, IndexValues, KeyGetter, KeyLister, Snapshot, Store, StoreError,
     ThreadSafeStore, index_func, indexers, meta_namespace_key_func,
 };
-use stage3_reflector::{EventType, ResourceVersionUpdater};
+use stage3_reflector::ResourceVersionUpdater;
 use tokio::sync::watch;
 use tokio::time::Instant;
 

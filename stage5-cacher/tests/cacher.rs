@@ -14,12 +14,14 @@ mod storage_contract;
 use std::sync::Arc;
 use std::time::Duration;
 
+use apimachinery::apis::meta::v1::{
+    ListOptions, ResourceVersionMatch, WatchOptions,
+};
+use apimachinery::watch::WatchEvent;
 use futures::StreamExt;
 use serde_json::json;
-use stage3_reflector::{
-    ListOptions, ResourceVersionMatch, Watch, WatchEvent, WatchOptions,
-};
 use stage5_cacher::{Cacher, CacherConfig};
+use stage5_storage::Watch;
 use stage5_storage::etcd3::Etcd3Store;
 use stage5_storage::kv::{EmbeddedKv, Kv};
 use stage5_storage::{Object, ResourceInfo, SelectionPredicate};

@@ -17,13 +17,13 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use workspace_allocator as _;
 
+use apimachinery::watch::WatchEvent;
 use bytes::Bytes;
 use criterion::{
     Criterion, SamplingMode, Throughput, criterion_group, criterion_main,
 };
 use futures::StreamExt;
 use serde_json::json;
-use stage3_reflector::WatchEvent;
 use stage5_storage::etcd3::{WatchChan, WatchChanOptions, encode};
 use stage5_storage::kv::{EmbeddedKv, Kv};
 use stage5_storage::{Object, ResourceInfo, SelectionPredicate};

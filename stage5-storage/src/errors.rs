@@ -191,6 +191,12 @@ impl StorageError {
     }
 }
 
+impl apimachinery::api::errors::ApiStatus for StorageError {
+    fn status(&self) -> Status {
+        self.to_status()
+    }
+}
+
 /// `plural` may be group-qualified (`deployments.apps`): the details carry the
 /// resource as `kind` and the group apart, as `apierrors.NewNotFound` puts them.
 fn details(plural: &str, name: &str, message: Option<String>) -> StatusDetails {
@@ -216,6 +222,7 @@ fn details(plural: &str, name: &str, message: Option<String>) -> StatusDetails {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use apimachinery::api::errors;
 
     #[test]
     fn statuses_carry_code_reason_and_cause() {
@@ -244,11 +251,15 @@ mod tests {
             )
         );
         assert_eq!(from_etcd.details.unwrap().retry_after_seconds, None);
-        let error = stage3_reflector::Error::from_status(s);
-        assert!(error.is_too_large_resource_version(), "{error:?}");
+        // What client-go's `isTooLargeResourceVersionError` and `isExpiredError`
+        // look for.
+        assert!(errors::has_status_cause(
+            &s,
+            errors::reason::CAUSE_RESOURCE_VERSION_TOO_LARGE
+        ));
         let s = StorageError::Expired("too old resource version: 1 (5)".into())
             .to_status();
-        assert!(stage3_reflector::Error::from_status(s).is_expired());
+        assert!(errors::is_expired(&s));
         assert_eq!(StorageError::TooManyRequests.to_status().code, Some(429));
     }
 }

@@ -8,14 +8,23 @@
 
 use std::sync::Arc;
 
+use apimachinery::apis::meta::v1::{ListOptions, WatchOptions};
+use apimachinery::runtime::serializer::streaming as encode;
 use futures::future::BoxFuture;
-use stage3_reflector::{ListOptions, Watch, WatchOptions};
 
 use crate::Object;
-use crate::encode;
 use crate::errors::StorageError;
 use crate::resource_info::ResourceInfo;
 use crate::selection_predicate::SelectionPredicate;
+
+/// A watch of the storage: apimachinery's `watch.Interface` ([`apimachinery::watch::Watch`]).
+/// The storage reports its failures as `ERROR` events carrying a `Status`, as
+/// upstream's watchers do; [`StorageError`] is what the stream itself could end
+/// with, and the HTTP edge writes it as one more `ERROR` event.
+pub type Watch<T> = apimachinery::watch::Watch<T, StorageError>;
+
+/// One item of a storage [`Watch`].
+pub type WatchItem<T> = apimachinery::watch::WatchItem<T, StorageError>;
 
 /// A list answer: the objects, the collection's resource version, and the continue
 /// token.
@@ -52,7 +61,7 @@ impl EncodedListResult {
             items: result
                 .items
                 .iter()
-                .map(|obj| encode::encode_object(obj))
+                .map(|obj| encode::encode_object(obj.as_ref()))
                 .collect(),
             resource_version: result.resource_version,
             continue_token: result.continue_token.clone(),
@@ -280,7 +289,7 @@ pub trait Storage: Send + Sync + 'static {
     ) -> BoxFuture<'_, Result<encode::EncodedWatch, StorageError>> {
         Box::pin(async move {
             let watch = self.watch(prefix, options, predicate).await?;
-            Ok(encode::encode_watch(self.info().clone(), watch))
+            Ok(encode::encode_watch(self.info().type_meta(), watch))
         })
     }
     // ANCHOR_END: storage_watch_encoded

@@ -17,7 +17,7 @@
 //! | `runtime.Object` / `unstructured.Unstructured` (apimachinery) | [`Object`] ([`object`])                |
 //! | a registry's `Store` names and strategy's `GetAttrs`          | [`ResourceInfo`] ([`resource_info`])   |
 //! | `NamespaceKeyFunc` (`pkg/registry/generic/registry/store.go`) | [`object_key`], [`list_prefix`]        |
-//! | apimachinery `pkg/watch` JSON stream (`watch.Event` on the wire) | [`encode`]                          |
+//! | `storage.Interface.Watch`'s `watch.Interface`                 | [`Watch`] (apimachinery's, with [`StorageError`]) |
 //! | `clientv3.KV`, `clientv3.Watcher` (go.etcd.io/etcd/client/v3)  | [`kv::Kv`]                             |
 //! | an in-process etcd (etcd's `mvcc` package, much reduced)       | [`kv::EmbeddedKv`]                     |
 //! | `clientv3.Client` over gRPC                                   | `kv::EtcdKv` (feature `etcd`)          |
@@ -52,7 +52,6 @@
 //! ```
 
 pub mod api_object_versioner;
-pub mod encode;
 pub mod errors;
 pub mod etcd2;
 pub mod etcd3;
@@ -70,7 +69,7 @@ pub use api_object_versioner::{
 pub use errors::StorageError;
 pub use interfaces::{
     EncodedListResult, GetOptions, KeyScope, ListResult, Preconditions, Storage,
-    UpdateFn, list_prefix, object_key,
+    UpdateFn, Watch, WatchItem, list_prefix, object_key,
 };
 pub use object::Object;
 pub use resource_info::ResourceInfo;

@@ -235,10 +235,11 @@ fn crate_src(root: &Path, name: &str) -> Result<PathBuf, Error> {
 
 /// The host's target triple, as `rustc -vV` prints it on its `host:` line.
 fn host_triple() -> Result<String, Error> {
-    let output = Command::new(std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into()))
-        .arg("-vV")
-        .output()
-        .map_err(|e| Error::Check(format!("cannot run rustc -vV: {e}")))?;
+    let output =
+        Command::new(std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into()))
+            .arg("-vV")
+            .output()
+            .map_err(|e| Error::Check(format!("cannot run rustc -vV: {e}")))?;
     String::from_utf8_lossy(&output.stdout)
         .lines()
         .find_map(|line| line.strip_prefix("host: "))

@@ -147,7 +147,7 @@ impl fmt::Display for PathElement {
 /// Mirrors `value.ToString`: strings quoted as Go's `%q`, the rest as written.
 fn value_to_string(value: &Value) -> String {
     match value {
-        Value::String(s) => crate::validation::go_quote(s),
+        Value::String(s) => apimachinery::util::validation::field::go_quote(s),
         Value::Array(items) => {
             let parts: Vec<String> = items.iter().map(value_to_string).collect();
             format!("[{}]", parts.join(","))

@@ -133,7 +133,7 @@ pub fn validate_patch_options(
                 format!("fieldManager[{i}]"),
                 format!(
                     "Invalid value: {}: invalid character",
-                    crate::validation::go_quote(manager)
+                    apimachinery::util::validation::field::go_quote(manager)
                 ),
             ));
         }
@@ -448,13 +448,13 @@ fn unknown(message: String) -> ApiError {
 /// `"m" with subresource "status" using v1`.
 fn print_manager(id: &str) -> String {
     let Some(info) = ManagerInfo::parse(id) else {
-        return crate::validation::go_quote(id);
+        return apimachinery::util::validation::field::go_quote(id);
     };
-    let mut out = crate::validation::go_quote(&info.manager);
+    let mut out = apimachinery::util::validation::field::go_quote(&info.manager);
     if !info.subresource.is_empty() {
         out.push_str(&format!(
             " with subresource {}",
-            crate::validation::go_quote(&info.subresource)
+            apimachinery::util::validation::field::go_quote(&info.subresource)
         ));
     }
     if info.operation == UPDATE {

@@ -1,12 +1,14 @@
 //! `GET`: mirrors apiserver's `pkg/endpoints/handlers/get.go` (`GetResource`, and
 //! `ListResource`, which also turns a `?watch=true` list into a watch).
 
+use apimachinery::apis::meta::v1::{
+    ListOptions, ResourceVersionMatch, WatchOptions,
+};
 use axum::body::Body;
 use axum::http::{HeaderValue, header};
 use axum::response::Response;
 use bytes::Bytes;
 use serde_json::Value;
-use stage3_reflector::{ListOptions, ResourceVersionMatch, WatchOptions};
 
 use crate::registry::RegisteredResource;
 use crate::status::ApiError;

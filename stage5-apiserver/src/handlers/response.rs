@@ -16,6 +16,10 @@
 //!
 //! The answer's `Content-Type` stays `application/json`, as upstream's.
 
+use apimachinery::runtime::serializer::streaming::{
+    EncodedEvent, EncodedWatch, encode_line, encode_status,
+};
+use apimachinery::watch::WatchEvent;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
@@ -23,10 +27,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use k8s_openapi::jiff::Timestamp;
 use serde::Serialize;
 use serde_json::Value;
-use stage3_reflector::{Watch, WatchEvent};
-use stage5_storage::encode::{
-    EncodedEvent, EncodedWatch, encode_line, encode_status,
-};
+use stage5_storage::Watch;
 use stage5_storage::{ListResult, Object, ResourceInfo};
 
 use super::negotiation::MediaTypeOptions;
@@ -108,7 +109,7 @@ pub fn transform_for(
                 other => {
                     return Err(ApiError::bad_request(format!(
                         "Unable to convert to Table as requested: includeObject: Invalid value: {}: must be 'Metadata', 'Object', 'None', or empty",
-                        crate::validation::go_quote(other)
+                        apimachinery::util::validation::field::go_quote(other)
                     )));
                 }
             };
@@ -380,7 +381,7 @@ impl WatchEmbeddedEncoder {
 }
 
 /// Encodes every event of a watch transformed as negotiated (the counterpart of
-/// [`stage5_storage::encode::encode_watch`]); a stream error becomes an `ERROR`
+/// [`encode_watch`](apimachinery::runtime::serializer::streaming::encode_watch)); a stream error becomes an `ERROR`
 /// event and ends it.
 pub fn encode_watch(
     info: ResourceInfo,
@@ -391,16 +392,17 @@ pub fn encode_watch(
         info: info.clone(),
         transform,
     };
-    stage5_storage::encode::encode_watch_with(watch, move |event| {
-        encoder.encode_event(event)
-    })
+    apimachinery::runtime::serializer::streaming::encode_watch_with(
+        watch,
+        move |event| encoder.encode_event(event),
+    )
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use apimachinery::watch::Bookmark;
     use futures::StreamExt;
-    use stage3_reflector::Bookmark;
 
     fn line(event: &EncodedEvent) -> Value {
         serde_json::from_slice(&event.line).expect("a JSON line")

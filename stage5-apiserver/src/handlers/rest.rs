@@ -2,13 +2,13 @@
 //! request scope's decoding and content negotiation, query parameters, the JSON
 //! answer).
 
+use apimachinery::apis::meta::v1::ResourceVersionMatch;
 use axum::body::Body;
 use axum::extract::Query;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use serde_json::Value;
-use stage3_reflector::ResourceVersionMatch;
 
 use crate::app_state::AppState;
 use crate::registry::RegisteredResource;

@@ -11,6 +11,7 @@
 //!   `spec.replicas`. This is what `kubectl scale` and kube-client's
 //!   `Api::patch_scale` use.
 
+use apimachinery::labels::selector_string;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
@@ -108,46 +109,6 @@ pub fn scale_of(deployment: &Object) -> Value {
             "selector": selector_string(&deployment.data["spec"]["selector"]),
         },
     })
-}
-
-/// Mirrors `metav1.LabelSelectorAsSelector(…).String()`: requirements sorted by
-/// key, `k=v` for a label, `k in (a,b)`, `k notin (a,b)`, `k`, `!k`.
-pub fn selector_string(selector: &Value) -> String {
-    let mut requirements: Vec<(String, String)> = Vec::new();
-    if let Some(labels) = selector["matchLabels"].as_object() {
-        for (key, value) in labels {
-            let value = value.as_str().unwrap_or_default();
-            requirements.push((key.clone(), format!("{key}={value}")));
-        }
-    }
-    for expression in selector["matchExpressions"]
-        .as_array()
-        .into_iter()
-        .flatten()
-    {
-        let key = expression["key"].as_str().unwrap_or_default();
-        let mut values: Vec<&str> = expression["values"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(Value::as_str)
-            .collect();
-        values.sort_unstable();
-        let text = match expression["operator"].as_str().unwrap_or_default() {
-            "In" => format!("{key} in ({})", values.join(",")),
-            "NotIn" => format!("{key} notin ({})", values.join(",")),
-            "Exists" => key.to_string(),
-            "DoesNotExist" => format!("!{key}"),
-            _ => continue,
-        };
-        requirements.push((key.to_string(), text));
-    }
-    requirements.sort();
-    requirements
-        .into_iter()
-        .map(|(_, text)| text)
-        .collect::<Vec<_>>()
-        .join(",")
 }
 
 /// Carries a changed view back into the object: the status, or the replicas.

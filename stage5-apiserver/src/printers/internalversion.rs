@@ -17,8 +17,8 @@ use k8s_openapi::jiff::Timestamp;
 use serde_json::Value;
 use stage5_storage::{Object, ResourceInfo};
 
-use super::duration::translate_timestamp_since;
 use super::{Column, RowCondition, TableRow};
+use apimachinery::util::duration::human_duration;
 
 const NAME_DESCRIPTION: &str = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names";
 const CREATION_TIMESTAMP_DESCRIPTION: &str = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata";
@@ -320,6 +320,18 @@ fn time(value: &Value) -> Option<Timestamp> {
     value.as_str().and_then(|t| t.parse().ok())
 }
 
+/// Mirrors `translateTimestampSince` (and `translateMicroTimestampSince`):
+/// `<unknown>` for a missing time, else apimachinery's `HumanDuration` ([`human_duration`]) of the time since it.
+pub fn translate_timestamp_since(
+    timestamp: Option<Timestamp>,
+    now: Timestamp,
+) -> String {
+    match timestamp {
+        None => "<unknown>".to_string(),
+        Some(t) => human_duration(now.duration_since(t)),
+    }
+}
+
 fn age(obj: &Object, now: Timestamp) -> Value {
     let created = obj.metadata.creation_timestamp.as_ref().map(|t| t.0);
     Value::from(translate_timestamp_since(created, now))
@@ -598,7 +610,7 @@ fn print_deployment(obj: &Object, now: Timestamp) -> Vec<Value> {
     let selector = if selector_is_invalid(&spec["selector"]) {
         "<invalid>".to_string()
     } else {
-        crate::handlers::subresource::selector_string(&spec["selector"])
+        apimachinery::labels::selector_string(&spec["selector"])
     };
     vec![
         name(obj),
@@ -1251,5 +1263,13 @@ mod tests {
             (&singleton[0], &singleton[8]),
             (&json!("<unknown>"), &json!(1))
         );
+    }
+
+    #[test]
+    fn a_missing_time_is_unknown() {
+        let now = Timestamp::from_second(1_000_000).unwrap();
+        assert_eq!(translate_timestamp_since(None, now), "<unknown>");
+        let then = Timestamp::from_second(1_000_000 - 300).unwrap();
+        assert_eq!(translate_timestamp_since(Some(then), now), "5m");
     }
 }

@@ -7,8 +7,9 @@
 //! (name, type, format, description, priority) and one row of cells per object.
 //! The server always generates the wide form (`GenerateOptions{Wide: true}`):
 //! every column, priority 1 included; kubectl hides the columns with a priority
-//! above 0 unless `-o wide`. The per-kind printers are in [`internalversion`],
-//! the ages in [`duration`].
+//! above 0 unless `-o wide`. The per-kind printers are in [`internalversion`];
+//! the ages are apimachinery's `HumanDuration`
+//! ([`apimachinery::util::duration`]).
 //!
 //! | Go                                                    | Rust                           |
 //! |-------------------------------------------------------|--------------------------------|
@@ -16,9 +17,9 @@
 //! | `HumanReadableGenerator.GenerateTable`                | [`generate_table`]             |
 //! | `internalversion.AddHandlers` (column definitions)    | [`internalversion::columns`]   |
 //! | `printPod`, `printNode`, `printDeployment`, ...        | [`internalversion::print`]     |
-//! | `duration.HumanDuration`, `translateTimestampSince`   | [`duration`]                   |
+//! | `translateTimestampSince`                             | `internalversion::translate_timestamp_since` |
+//! | `duration.HumanDuration` (apimachinery)               | [`apimachinery::util::duration::human_duration`] |
 
-pub mod duration;
 pub mod internalversion;
 
 use serde::Serialize;

@@ -17,8 +17,9 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use apimachinery::apis::meta::v1::{ListOptions, WatchOptions};
+use apimachinery::watch::WatchEvent;
 use futures::StreamExt;
-use stage3_reflector::{ListOptions, WatchEvent, WatchOptions};
 use stage5_cacher::{Cacher, CacherConfig};
 use stage5_storage::etcd3::Etcd3Store;
 use stage5_storage::kv::{EtcdKv, Kv};

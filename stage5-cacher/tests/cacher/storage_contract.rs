@@ -12,10 +12,12 @@
 
 use std::sync::Arc;
 
+use apimachinery::apis::meta::v1::{ListOptions, WatchOptions};
+use apimachinery::watch::WatchEvent;
 use futures::FutureExt;
 use futures::future::BoxFuture;
-use stage3_reflector::{ListOptions, Watch, WatchEvent, WatchOptions};
 use stage5_cacher::{Cacher, CacherConfig};
+use stage5_storage::Watch;
 use stage5_storage::etcd3::Etcd3Store;
 use stage5_storage::kv::{EmbeddedKv, Kv};
 use stage5_storage::testing::contract as c;

@@ -63,10 +63,11 @@ use std::fmt;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
 
+use crate::Watch;
+use apimachinery::watch::WatchEvent;
 use futures::future::BoxFuture;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Status;
 use parking_lot::Mutex;
-use stage3_reflector::{Watch, WatchEvent};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;

@@ -3,13 +3,16 @@
 
 use std::sync::Arc;
 
+use crate::Watch;
+use apimachinery::apis::meta::v1::{
+    ListOptions, ResourceVersionMatch, WatchOptions,
+};
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use bytes::Bytes;
 use futures::FutureExt;
 use futures::future::BoxFuture;
 use serde::{Deserialize, Serialize};
-use stage3_reflector::{ListOptions, ResourceVersionMatch, Watch, WatchOptions};
 
 use super::watcher::{ProgressRegistry, WatchChan, WatchChanOptions};
 use super::{decode, encode};

@@ -18,13 +18,14 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use futures::{Stream, StreamExt};
+use crate::{Watch, WatchItem};
 #[allow(
     unused_imports,
     reason = "used only by the ex5-transform exercise, which may be stubbed"
 )]
-use stage3_reflector::Bookmark;
-use stage3_reflector::{Watch, WatchEvent, WatchItem};
+use apimachinery::watch::Bookmark;
+use apimachinery::watch::WatchEvent;
+use futures::{Stream, StreamExt};
 use tokio::sync::mpsc;
 use tokio_util::sync::{CancellationToken, DropGuard};
 

@@ -6,9 +6,11 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use apimachinery::apis::meta::v1::WatchOptions;
+use apimachinery::watch::WatchEvent;
 use futures::StreamExt;
 use serde_json::json;
-use stage3_reflector::{Watch, WatchEvent, WatchOptions};
+use stage5_storage::Watch;
 use stage5_storage::etcd3::{Compactor, Etcd3Store};
 use stage5_storage::kv::{EmbeddedKv, Kv};
 use stage5_storage::{Object, Preconditions, ResourceInfo, SelectionPredicate};

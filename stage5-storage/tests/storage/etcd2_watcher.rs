@@ -10,9 +10,10 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration;
 
+use apimachinery::watch::WatchEvent;
 use futures::StreamExt;
 use serde_json::json;
-use stage3_reflector::{Watch, WatchEvent};
+use stage5_storage::Watch;
 use stage5_storage::etcd2::{
     EtcdClient, EtcdWatcher, EtcdWatcherConfig, SetOptions, new_etcd_watcher,
 };

@@ -4,11 +4,13 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use apimachinery::apis::meta::v1::{
+    ListOptions, ResourceVersionMatch, WatchOptions,
+};
+use apimachinery::watch::WatchEvent;
 use futures::StreamExt;
 use serde_json::json;
-use stage3_reflector::{
-    ListOptions, ResourceVersionMatch, Watch, WatchEvent, WatchOptions,
-};
+use stage5_storage::Watch;
 use stage5_storage::etcd3::Etcd3Store;
 use stage5_storage::kv::{EmbeddedKv, EmbeddedKvOptions, Kv};
 use stage5_storage::{Object, ResourceInfo, SelectionPredicate};
@@ -582,8 +584,10 @@ async fn run_watch_semantics_watch_list_at_a_future_rv_is_too_large(
             assert_eq!(details.retry_after_seconds, Some(1));
             let causes = details.causes.as_ref().expect("causes");
             assert_eq!(causes[0].reason.as_deref(), Some("ResourceVersionTooLarge"));
-            let error = stage3_reflector::Error::from_status(*status);
-            assert!(error.is_too_large_resource_version(), "{error:?}");
+            assert!(apimachinery::api::errors::has_status_cause(
+                &status,
+                apimachinery::api::errors::reason::CAUSE_RESOURCE_VERSION_TOO_LARGE
+            ));
         }
         other => panic!("expected a 504 error event, got {other:?}"),
     }

@@ -46,6 +46,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use apimachinery::util::validation::is_dns1123_label;
 use futures::StreamExt;
 use http_body_util::BodyExt;
 use hyper::{Method, Request, StatusCode, Uri};
@@ -225,12 +226,12 @@ impl FanoutConfig {
         if self.open_concurrency == 0 {
             return invalid("the open concurrency must be at least 1".into());
         }
-        if self.namespace.is_empty()
-            || !self.namespace.bytes().all(is_dns_label_byte)
-        {
+        let namespace_errors = is_dns1123_label(&self.namespace);
+        if !namespace_errors.is_empty() {
             return invalid(format!(
-                "--namespace {:?} is not a DNS label",
-                self.namespace
+                "--namespace {:?} is not a DNS label: {}",
+                self.namespace,
+                namespace_errors.join("; ")
             ));
         }
         let uri: Uri = self.server.parse().map_err(|error| {
@@ -254,10 +255,6 @@ impl FanoutConfig {
         }
         Ok(())
     }
-}
-
-fn is_dns_label_byte(b: u8) -> bool {
-    b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-'
 }
 
 /// Whether `host` (as in a URL, IPv6 in brackets) is a loopback address or

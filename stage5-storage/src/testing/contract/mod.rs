@@ -85,10 +85,11 @@ use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::Watch;
+use apimachinery::watch::{EventType, WatchEvent};
 use futures::future::BoxFuture;
 use futures::{FutureExt, StreamExt};
 use serde_json::json;
-use stage3_reflector::{EventType, Watch, WatchEvent};
 
 use crate::kv::{Kv, RangeRequest};
 use crate::{Object, Preconditions, ResourceInfo, Storage, StorageError};

@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use apimachinery::apis::meta::v1::{ListOptions, ResourceVersionMatch};
 use futures::FutureExt;
-use stage3_reflector::{ListOptions, ResourceVersionMatch};
 
 use super::*;
 use crate::etcd3::encode_continue;

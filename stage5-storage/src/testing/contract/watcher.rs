@@ -5,9 +5,12 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use apimachinery::apis::meta::v1::{
+    ListOptions, ResourceVersionMatch, WatchOptions,
+};
+use apimachinery::watch::Bookmark;
 use futures::FutureExt;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Status;
-use stage3_reflector::{Bookmark, ListOptions, ResourceVersionMatch, WatchOptions};
 
 use super::*;
 use crate::{KeyScope, SelectionPredicate};

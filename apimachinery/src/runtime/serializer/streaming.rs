@@ -1,17 +1,26 @@
 //! Watch events on the wire: one JSON object per line, as the apiserver's watch
-//! encoder streams them (`{"type":"ADDED","object":{…}}`).
+//! encoder streams them (`{"type":"ADDED","object":{…}}`). Mirrors apimachinery's
+//! [`pkg/runtime/serializer/streaming`] (the `Encoder` that writes one framed
+//! object after another; JSON's frames are simply concatenated objects) and the
+//! envelope of each event, `metav1.WatchEvent` ([`pkg/apis/meta/v1/watch.go`]:
+//! `Type` and the embedded `Object`).
 //!
-//! An [`EncodedEvent`] is a finished line. The Cacher encodes each object once and
-//! shares the bytes between every watcher that receives it (upstream's
+//! An [`EncodedEvent`] is a finished line. The server's Cacher encodes each object
+//! once and shares the bytes between every watcher that receives it (upstream's
 //! `cachingObject`); other storages encode per watch with [`encode_watch_event`].
+//!
+//! [`pkg/runtime/serializer/streaming`]: https://github.com/kubernetes/apimachinery/blob/v0.36.0/pkg/runtime/serializer/streaming/streaming.go
+//! [`pkg/apis/meta/v1/watch.go`]: https://github.com/kubernetes/apimachinery/blob/v0.36.0/pkg/apis/meta/v1/watch.go
 
 use bytes::{BufMut, Bytes, BytesMut};
 use futures::StreamExt;
 use futures::stream::BoxStream;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Status;
-use stage3_reflector::{Bookmark, EventType, Watch, WatchEvent};
+use kube::core::TypeMeta;
+use serde::Serialize;
 
-use crate::{Object, ResourceInfo};
+use crate::api::errors::ApiStatus;
+use crate::watch::{Bookmark, EventType, Watch, WatchEvent};
 
 /// One watch event, encoded: its type and the newline-terminated JSON line.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -48,16 +57,18 @@ pub fn encode_line(event_type: EventType, object_json: &[u8]) -> Bytes {
     line.freeze()
 }
 
-/// Encodes an object as JSON (never fails for an [`Object`]; a failure gives `{}`).
-pub fn encode_object(obj: &Object) -> Bytes {
+/// Encodes an object as JSON (a failure, which a JSON object never has, gives
+/// `{}`).
+pub fn encode_object<T: Serialize + ?Sized>(obj: &T) -> Bytes {
     serde_json::to_vec(obj)
         .map(Bytes::from)
         .unwrap_or_else(|_| Bytes::from_static(b"{}"))
 }
 
-/// A bookmark object: only kind, apiVersion and metadata (resourceVersion and
-/// annotations). kube-client fails to decode a bookmark without kind and apiVersion.
-pub fn encode_bookmark(info: &ResourceInfo, bookmark: &Bookmark) -> Bytes {
+/// A bookmark object of the watched type (`types`): only kind, apiVersion and
+/// metadata (resourceVersion and annotations). kube-client fails to decode a
+/// bookmark without kind and apiVersion.
+pub fn encode_bookmark(types: &TypeMeta, bookmark: &Bookmark) -> Bytes {
     let mut metadata = serde_json::Map::new();
     metadata.insert(
         "resourceVersion".into(),
@@ -70,8 +81,8 @@ pub fn encode_bookmark(info: &ResourceInfo, bookmark: &Bookmark) -> Bytes {
         );
     }
     let object = serde_json::json!({
-        "kind": info.kind,
-        "apiVersion": info.api_version(),
+        "kind": types.kind,
+        "apiVersion": types.api_version,
         "metadata": metadata,
     });
     Bytes::from(object.to_string())
@@ -88,17 +99,17 @@ pub fn encode_status(status: &Status) -> Bytes {
     Bytes::from(value.to_string())
 }
 
-/// Encodes one event of `info`'s type.
-pub fn encode_watch_event(
-    info: &ResourceInfo,
-    event: &WatchEvent<Object>,
+/// Encodes one event of a watch of the type `types`.
+pub fn encode_watch_event<T: Serialize>(
+    types: &TypeMeta,
+    event: &WatchEvent<T>,
 ) -> EncodedEvent {
     let event_type = event.event_type();
     let object = match event {
         WatchEvent::Added(obj)
         | WatchEvent::Modified(obj)
-        | WatchEvent::Deleted(obj) => encode_object(obj),
-        WatchEvent::Bookmark(bookmark) => encode_bookmark(info, bookmark),
+        | WatchEvent::Deleted(obj) => encode_object(obj.as_ref()),
+        WatchEvent::Bookmark(bookmark) => encode_bookmark(types, bookmark),
         WatchEvent::Error(status) => encode_status(status),
     };
     EncodedEvent {
@@ -107,18 +118,27 @@ pub fn encode_watch_event(
     }
 }
 
-/// Encodes every event of a watch; a stream error becomes an ERROR event and ends
-/// it.
-pub fn encode_watch(info: ResourceInfo, watch: Watch<Object>) -> EncodedWatch {
-    encode_watch_with(watch, move |event| encode_watch_event(&info, event))
+/// Encodes every event of a watch of the type `types`; a stream error becomes an
+/// ERROR event and ends it.
+pub fn encode_watch<T, E>(types: TypeMeta, watch: Watch<T, E>) -> EncodedWatch
+where
+    T: Serialize + Send + Sync + 'static,
+    E: ApiStatus + Send + 'static,
+{
+    encode_watch_with(watch, move |event| encode_watch_event(&types, event))
 }
 
 /// Encodes every event of a watch with `encode` (a transformed encoding, for
-/// one); a stream error becomes an ERROR event, encoded too, and ends it.
-pub fn encode_watch_with(
-    watch: Watch<Object>,
-    mut encode: impl FnMut(&WatchEvent<Object>) -> EncodedEvent + Send + 'static,
-) -> EncodedWatch {
+/// one); a stream error becomes an ERROR event with the error's status, encoded
+/// too, and ends it.
+pub fn encode_watch_with<T, E>(
+    watch: Watch<T, E>,
+    mut encode: impl FnMut(&WatchEvent<T>) -> EncodedEvent + Send + 'static,
+) -> EncodedWatch
+where
+    T: Send + Sync + 'static,
+    E: ApiStatus + Send + 'static,
+{
     watch
         .scan(false, move |ended, item| {
             if *ended {
@@ -128,10 +148,7 @@ pub fn encode_watch_with(
                 Ok(event) => event,
                 Err(error) => {
                     *ended = true;
-                    let status = error.status().cloned().unwrap_or_else(|| {
-                        crate::StorageError::Internal(error.to_string()).to_status()
-                    });
-                    WatchEvent::Error(Box::new(status))
+                    WatchEvent::Error(Box::new(error.status()))
                 }
             };
             futures::future::ready(Some(encode(&event)))
@@ -143,10 +160,17 @@ pub fn encode_watch_with(
 mod tests {
     use super::*;
 
+    fn deployments() -> TypeMeta {
+        TypeMeta {
+            api_version: "apps/v1".into(),
+            kind: "Deployment".into(),
+        }
+    }
+
     #[test]
     fn bookmarks_carry_kind_api_version_and_annotations() {
-        let line = encode_watch_event(
-            &ResourceInfo::DEPLOYMENTS,
+        let line = encode_watch_event::<()>(
+            &deployments(),
             &WatchEvent::Bookmark(Bookmark::initial_events_end("42")),
         );
         let value: serde_json::Value = serde_json::from_slice(&line.line).unwrap();
@@ -163,9 +187,15 @@ mod tests {
 
     #[test]
     fn errors_are_status_objects() {
-        let status = crate::StorageError::Expired("too old".into()).to_status();
-        let line = encode_watch_event(
-            &ResourceInfo::PODS,
+        let status = Status {
+            code: Some(410),
+            reason: Some("Expired".into()),
+            message: Some("too old".into()),
+            status: Some("Failure".into()),
+            ..Status::default()
+        };
+        let line = encode_watch_event::<()>(
+            &deployments(),
             &WatchEvent::Error(Box::new(status)),
         );
         let value: serde_json::Value = serde_json::from_slice(&line.line).unwrap();
@@ -173,5 +203,35 @@ mod tests {
         assert_eq!(value["object"]["kind"], "Status");
         assert_eq!(value["object"]["code"], 410);
         assert_eq!(value["object"]["reason"], "Expired");
+    }
+
+    /// What breaks a stream in this test: a status of its own.
+    struct Broken;
+
+    impl ApiStatus for Broken {
+        fn status(&self) -> Status {
+            Status {
+                code: Some(500),
+                reason: Some("InternalError".into()),
+                ..Status::default()
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn a_stream_error_becomes_a_last_error_event() {
+        let watch: Watch<u32, Broken> = Watch::from_items([
+            Ok(WatchEvent::Added(std::sync::Arc::new(7))),
+            Err(Broken),
+            Ok(WatchEvent::Added(std::sync::Arc::new(8))),
+        ]);
+        let lines: Vec<EncodedEvent> =
+            encode_watch(deployments(), watch).collect().await;
+        assert_eq!(lines.len(), 2, "nothing after the error");
+        assert_eq!(&lines[0].line[..], b"{\"type\":\"ADDED\",\"object\":7}\n");
+        let value: serde_json::Value =
+            serde_json::from_slice(&lines[1].line).unwrap();
+        assert_eq!(value["type"], "ERROR");
+        assert_eq!(value["object"]["code"], 500);
     }
 }

@@ -1,4 +1,4 @@
-//! Ages for humans: mirrors apimachinery's `pkg/util/duration/duration.go`
+//! Ages for humans: mirrors apimachinery's [`pkg/util/duration/duration.go`]
 //! (`HumanDuration`), which every printer's `AGE` column goes through
 //! (`translateTimestampSince` in kubernetes' `pkg/printers/internalversion`).
 //!
@@ -8,7 +8,10 @@
 //! two years, years and days below eight years, then years. A little clock skew
 //! (up to a second into the future) reads as `0s`; more reads as `<invalid>`.
 
-use k8s_openapi::jiff::{SignedDuration, Timestamp};
+//!
+//! [`pkg/util/duration/duration.go`]: https://github.com/kubernetes/apimachinery/blob/v0.36.0/pkg/util/duration/duration.go
+
+use k8s_openapi::jiff::SignedDuration;
 
 const SECOND: i128 = 1_000_000_000;
 const MINUTE: i128 = 60 * SECOND;
@@ -63,18 +66,6 @@ pub fn human_duration(d: SignedDuration) -> String {
     format!("{}y", hours / 24 / 365)
 }
 
-/// Mirrors `translateTimestampSince` (and `translateMicroTimestampSince`):
-/// `<unknown>` for a missing time, else [`human_duration`] of the time since it.
-pub fn translate_timestamp_since(
-    timestamp: Option<Timestamp>,
-    now: Timestamp,
-) -> String {
-    match timestamp {
-        None => "<unknown>".to_string(),
-        Some(t) => human_duration(now.duration_since(t)),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -121,13 +112,5 @@ mod tests {
         for (d, want) in cases {
             assert_eq!(human_duration(*d), *want, "{d:?}");
         }
-    }
-
-    #[test]
-    fn a_missing_time_is_unknown() {
-        let now = Timestamp::from_second(1_000_000).unwrap();
-        assert_eq!(translate_timestamp_since(None, now), "<unknown>");
-        let then = Timestamp::from_second(1_000_000 - 300).unwrap();
-        assert_eq!(translate_timestamp_since(Some(then), now), "5m");
     }
 }

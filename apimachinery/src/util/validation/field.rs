@@ -1,0 +1,180 @@
+//! Field errors: mirrors apimachinery's [`pkg/util/validation/field/errors.go`]
+//! (`field.Error`, `ErrorType`, `ErrorList`, `Error.ErrorBody`): what is wrong
+//! with one field, worded as kube-apiserver words it in a `Status`'s causes.
+//!
+//! [`pkg/util/validation/field/errors.go`]: https://github.com/kubernetes/apimachinery/blob/v0.36.0/pkg/util/validation/field/errors.go
+
+use std::fmt;
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::StatusCause;
+
+/// Mirrors Go's `strconv.Quote` (`%q`), which upstream uses for names and bad
+/// values: `"` and `\` escaped, control characters as `\n`, `\x01`, `\u0085`.
+/// Printability follows Rust's `char::is_control` and `is_whitespace`, close to
+/// Go's `unicode.IsPrint` (which also escapes unassigned and format characters).
+pub fn go_quote(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 2);
+    out.push('"');
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\u{7}' => out.push_str("\\a"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\u{b}' => out.push_str("\\v"),
+            ' ' => out.push(' '),
+            c if !c.is_control() && !c.is_whitespace() => out.push(c),
+            c if (c as u32) < 0x80 => out.push_str(&format!("\\x{:02x}", c as u32)),
+            c if (c as u32) < 0x10000 => {
+                out.push_str(&format!("\\u{:04x}", c as u32))
+            }
+            c => out.push_str(&format!("\\U{:08x}", c as u32)),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// Mirrors `field.ErrorType`: the kinds of field error this server reports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ErrorType {
+    /// `ErrorTypeRequired`.
+    Required,
+    /// `ErrorTypeForbidden`.
+    Forbidden,
+    /// `ErrorTypeInvalid`.
+    Invalid,
+    /// `ErrorTypeTooLong`.
+    TooLong,
+}
+
+impl ErrorType {
+    /// The cause's `reason` (`metav1.CauseType`), e.g. `FieldValueInvalid`.
+    pub fn reason(self) -> &'static str {
+        match self {
+            ErrorType::Required => "FieldValueRequired",
+            ErrorType::Forbidden => "FieldValueForbidden",
+            ErrorType::Invalid => "FieldValueInvalid",
+            ErrorType::TooLong => "FieldValueTooLong",
+        }
+    }
+
+    /// Mirrors `ErrorType.String`, e.g. `Invalid value`.
+    pub fn text(self) -> &'static str {
+        match self {
+            ErrorType::Required => "Required value",
+            ErrorType::Forbidden => "Forbidden",
+            ErrorType::Invalid => "Invalid value",
+            ErrorType::TooLong => "Too long",
+        }
+    }
+}
+
+/// Mirrors `field.Error` for string values: what is wrong with one field.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FieldError {
+    /// The kind of error.
+    pub error_type: ErrorType,
+    /// The field's path, e.g. `metadata.labels`.
+    pub field: String,
+    /// The bad value, quoted in the message of an `Invalid` error.
+    pub bad_value: String,
+    /// Why, e.g. `must be no more than 63 bytes`.
+    pub detail: String,
+}
+
+/// Mirrors `field.ErrorList`.
+pub type ErrorList = Vec<FieldError>;
+
+impl FieldError {
+    /// Mirrors `field.Invalid`.
+    pub fn invalid(field: &str, value: &str, detail: impl Into<String>) -> Self {
+        FieldError {
+            error_type: ErrorType::Invalid,
+            field: field.to_string(),
+            bad_value: value.to_string(),
+            detail: detail.into(),
+        }
+    }
+
+    /// Mirrors `field.Required`.
+    pub fn required(field: &str, detail: impl Into<String>) -> Self {
+        FieldError {
+            error_type: ErrorType::Required,
+            field: field.to_string(),
+            bad_value: String::new(),
+            detail: detail.into(),
+        }
+    }
+
+    /// Mirrors `field.Forbidden`.
+    pub fn forbidden(field: &str, detail: impl Into<String>) -> Self {
+        FieldError {
+            error_type: ErrorType::Forbidden,
+            field: field.to_string(),
+            bad_value: String::new(),
+            detail: detail.into(),
+        }
+    }
+
+    /// Mirrors `field.TooLong`: the value is left out of the message.
+    pub fn too_long(field: &str, max_length: usize) -> Self {
+        let unit = if max_length == 1 { "byte" } else { "bytes" };
+        FieldError {
+            error_type: ErrorType::TooLong,
+            field: field.to_string(),
+            bad_value: String::new(),
+            detail: format!("may not be more than {max_length} {unit}"),
+        }
+    }
+
+    /// Mirrors `Error.ErrorBody`: the message without the field, which is a
+    /// cause's `message` (`Invalid value: "a b": name part must …`).
+    pub fn error_body(&self) -> String {
+        let mut body = match self.error_type {
+            ErrorType::Invalid => {
+                format!("{}: {}", self.error_type.text(), go_quote(&self.bad_value))
+            }
+            other => other.text().to_string(),
+        };
+        if !self.detail.is_empty() {
+            body.push_str(": ");
+            body.push_str(&self.detail);
+        }
+        body
+    }
+
+    /// The `StatusCause` `apierrors.NewInvalid` makes of this error.
+    pub fn to_cause(&self) -> StatusCause {
+        StatusCause {
+            reason: Some(self.error_type.reason().to_string()),
+            message: Some(self.error_body()),
+            field: Some(self.field.clone()),
+        }
+    }
+}
+
+impl fmt::Display for FieldError {
+    /// Mirrors `Error.Error`: `<field>: <body>`, one entry of the Status message.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.field, self.error_body())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_are_quoted_as_go_quotes_them() {
+        assert_eq!(go_quote("a b"), "\"a b\"");
+        assert_eq!(go_quote("q\"\\"), "\"q\\\"\\\\\"");
+        assert_eq!(go_quote("\n\t\u{1}\u{7f}"), "\"\\n\\t\\x01\\x7f\"");
+        assert_eq!(go_quote("rā"), "\"rā\"");
+        assert_eq!(go_quote("\u{85}"), "\"\\u0085\"");
+    }
+}
