@@ -18,6 +18,8 @@
 //! | `pkg/util/validation/field` (`field.Error`, `ErrorList`) | [`util::validation::field`] |
 //! | `pkg/api/validation/objectmeta.go` (`ValidateObjectMeta`, `NameIsDNSSubdomain`, ...) | [`api::validation::objectmeta`] |
 //! | `pkg/util/duration/duration.go` (`HumanDuration`)       | [`util::duration::human_duration`] |
+//! | `pkg/util/strategicpatch/patch.go` (`StrategicMergeMapPatch`), `meta.go` and `k8s.io/api`'s patch tags | [`util::strategicpatch`] |
+//! | `pkg/runtime/serializer/protobuf` (`Serializer.Decode`), `k8s.io/api`'s `generated.pb.go` | [`runtime::serializer::protobuf`] |
 //! | `pkg/runtime/serializer/streaming`, `metav1.WatchEvent` (a watch on the wire) | [`runtime::serializer::streaming`] |
 
 pub mod fields;
@@ -37,12 +39,21 @@ pub mod api {
 pub mod util {
     pub mod duration;
     pub mod validation;
+    /// `pkg/util/strategicpatch`: strategic merge patch.
+    pub mod strategicpatch {
+        pub mod meta;
+        pub mod patch;
+
+        pub use meta::StructMeta;
+        pub use patch::{MergeError, strategic_merge_patch};
+    }
 }
 
 /// `pkg/runtime`: encoding objects.
 pub mod runtime {
     /// `pkg/runtime/serializer`.
     pub mod serializer {
+        pub mod protobuf;
         pub mod streaming;
     }
 }

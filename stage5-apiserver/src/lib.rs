@@ -71,7 +71,6 @@ pub mod metrics;
 pub mod namespace_deletion;
 pub mod namespace_lifecycle;
 pub mod printers;
-pub mod protobuf;
 pub mod registry;
 pub mod request_info;
 pub mod secure_serving;

@@ -1,5 +1,5 @@
 //! `cargo xtask protobuf-schema [--check]`: writes the table the server's protobuf
-//! decoder reads (`stage5-apiserver/src/protobuf/schema.rs`).
+//! decoder reads (`apimachinery/src/runtime/serializer/protobuf/schema.rs`).
 //!
 //! kube-apiserver decodes a protobuf body with the `Unmarshal` methods that
 //! `go-to-protobuf` generated next to each Go type (`generated.pb.go`), into the Go
@@ -152,7 +152,7 @@ const INLINE: &[&str] = &[
 ];
 
 /// Where the generated table goes, from the workspace root.
-const OUTPUT: &str = "stage5-apiserver/src/protobuf/schema.rs";
+const OUTPUT: &str = "apimachinery/src/runtime/serializer/protobuf/schema.rs";
 
 /// A field of a k8s-pb message, as its `#[prost(...)]` attribute says.
 #[derive(Debug, Clone)]
@@ -632,8 +632,9 @@ mod tests {
     #[test]
     fn the_committed_table_is_what_the_generator_writes() {
         let root = crate::workspace_root();
-        run(&root, true)
-            .expect("stage5-apiserver/src/protobuf/schema.rs is up to date");
+        run(&root, true).expect(
+            "apimachinery/src/runtime/serializer/protobuf/schema.rs is up to date",
+        );
     }
 
     #[test]

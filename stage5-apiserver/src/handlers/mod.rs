@@ -23,10 +23,8 @@ mod delete;
 mod get;
 pub mod negotiation;
 pub mod patch;
-mod patch_meta;
 pub mod response;
 mod rest;
-mod strategic_merge;
 pub mod subresource;
 mod update;
 

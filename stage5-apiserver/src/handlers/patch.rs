@@ -5,7 +5,7 @@
 //! |--------------------------------------------|-------------------------------------------------------------|
 //! | `application/json-patch+json`              | JSON Patch (RFC 6902), the `json-patch` crate (`jsonPatcher`) |
 //! | `application/merge-patch+json`             | JSON merge patch (RFC 7386), the same crate (`jsonPatcher`) |
-//! | `application/strategic-merge-patch+json`   | strategic merge patch, [`strategic_merge`](super::strategic_merge) over the kind's [`patch_meta`](super::patch_meta) (`smpPatcher`) |
+//! | `application/strategic-merge-patch+json`   | strategic merge patch, apimachinery's [`strategic_merge_patch`] over the kind's patch metadata (`smpPatcher`) |
 //! | `application/apply-patch+yaml`             | server-side apply, [`apply`](super::apply) over the [`fieldmanager`](crate::fieldmanager) |
 //!
 //! Both RFC patches go through the `json-patch` crate, as kube-apiserver's go
@@ -29,10 +29,12 @@ use axum::http::StatusCode;
 use axum::response::Response;
 use serde_json::Value;
 
-use super::patch_meta::{self, StructMeta};
-use super::strategic_merge::strategic_merge_patch;
 use crate::registry::RegisteredResource;
 use crate::status::ApiError;
+use apimachinery::util::strategicpatch::meta as patch_meta;
+use apimachinery::util::strategicpatch::{
+    MergeError, StructMeta, strategic_merge_patch,
+};
 use stage5_storage::Object;
 use stage5_storage::{StorageError, object_key};
 
@@ -233,6 +235,23 @@ impl Patch {
     }
 }
 
+impl From<MergeError> for ApiError {
+    /// Mirrors `interpretStrategicMergePatchError`, then `ErrorToAPIStatus` for
+    /// what stays a plain error: 400 for a malformed directive, 422 for a list of
+    /// lists, 500 with no reason and the error's text for the rest.
+    fn from(error: MergeError) -> Self {
+        match error {
+            MergeError::BadPatchFormatForPrimitiveList
+            | MergeError::BadPatchFormatForRetainKeys
+            | MergeError::BadPatchFormatForSetElementOrderList => {
+                ApiError::bad_request(error.to_string())
+            }
+            MergeError::NoListOfLists => ApiError::unprocessable(),
+            MergeError::Other(message) => ApiError::unknown(message),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -414,6 +433,32 @@ mod tests {
                 .err()
                 .map(|e| e.code()),
             Some(415)
+        );
+    }
+
+    #[test]
+    fn merge_errors_answer_as_upstreams_handler() {
+        assert_eq!(
+            ApiError::from(MergeError::BadPatchFormatForRetainKeys).code(),
+            400
+        );
+        assert_eq!(
+            ApiError::from(MergeError::BadPatchFormatForPrimitiveList).code(),
+            400
+        );
+        assert_eq!(
+            ApiError::from(MergeError::BadPatchFormatForSetElementOrderList).code(),
+            400
+        );
+        assert_eq!(ApiError::from(MergeError::NoListOfLists).code(), 422);
+        let unknown = ApiError::from(MergeError::Other(
+            "unknown patch type: frobnicate in map: map[$patch:frobnicate]".into(),
+        ));
+        assert_eq!(unknown.code(), 500);
+        assert_eq!(unknown.status.reason, None);
+        assert_eq!(
+            unknown.status.message.as_deref(),
+            Some("unknown patch type: frobnicate in map: map[$patch:frobnicate]")
         );
     }
 }

@@ -86,8 +86,10 @@ impl QueryParams {
 }
 
 /// The media types a create, update or delete body may have.
-pub(crate) const BODY_MEDIA_TYPES: &[&str] =
-    &["application/json", crate::protobuf::CONTENT_TYPE];
+pub(crate) const BODY_MEDIA_TYPES: &[&str] = &[
+    "application/json",
+    apimachinery::runtime::serializer::protobuf::CONTENT_TYPE,
+];
 
 /// Mirrors the decoder negotiation of `CreateResource`/`UpdateResource`
 /// (`negotiation.NegotiateInputSerializer`) and the decode after it: a JSON body
@@ -110,7 +112,9 @@ pub(crate) async fn read_object_body(
         .and_then(|v| v.to_str().ok())
         .unwrap_or("");
     let media = content_type.split(';').next().unwrap_or("").trim();
-    let protobuf = media.eq_ignore_ascii_case(crate::protobuf::CONTENT_TYPE);
+    let protobuf = media.eq_ignore_ascii_case(
+        apimachinery::runtime::serializer::protobuf::CONTENT_TYPE,
+    );
     if !(media.is_empty()
         || media.eq_ignore_ascii_case("application/json")
         || protobuf)
@@ -124,7 +128,12 @@ pub(crate) async fn read_object_body(
     if !protobuf {
         return Ok(body);
     }
-    let object = crate::protobuf::decode(&body, api_version, kind).map_err(|error| {
+    let object = apimachinery::runtime::serializer::protobuf::decode(
+        &body,
+        api_version,
+        kind,
+    )
+    .map_err(|error| {
         ApiError::bad_request(format!(
             "the object provided is unrecognized (must be of type {kind}): {error}"
         ))

@@ -18,10 +18,11 @@ use serde_json::{Value, json};
 use stage5_storage::{Object, ResourceInfo, object_key};
 
 use super::patch::{Patch, PatchType};
-use super::patch_meta::{self, StructMeta};
 use super::rest::*;
 use crate::registry::RegisteredResource;
 use crate::status::ApiError;
+use apimachinery::util::strategicpatch::StructMeta;
+use apimachinery::util::strategicpatch::meta as patch_meta;
 
 /// A served subresource.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -1,7 +1,11 @@
-//! The patch metadata of the served types: mirrors the `patchStrategy` and
-//! `patchMergeKey` struct tags of `k8s.io/api` (`core/v1/types.go`,
-//! `apps/v1/types.go`, `apimachinery`'s `meta/v1/types.go`), which
-//! apimachinery's `strategicpatch.PatchMetaFromStruct` reads by reflection.
+//! The patch metadata of a kind: mirrors apimachinery's
+//! [`pkg/util/strategicpatch/meta.go`] (`PatchMetaFromStruct`,
+//! `LookupPatchMetadataForStruct`, `LookupPatchMetadataForSlice`) and the
+//! `patchStrategy` and `patchMergeKey` struct tags of `k8s.io/api`
+//! (`core/v1/types.go`, `apps/v1/types.go`, `apimachinery`'s `meta/v1/types.go`),
+//! which `PatchMetaFromStruct` reads by reflection. With no reflection here, the
+//! tags of the served kinds are written out below, and each kind's registry
+//! strategy names its root ([`POD`], [`DEPLOYMENT`], ...).
 //!
 //! Go finds a field's metadata by walking the struct types from the root kind;
 //! here each Go struct that leads to a tagged list is a [`StructMeta`], with only
@@ -51,10 +55,12 @@
 //! `retainKeys` only tells a client's diff (`kubectl apply`) to send a
 //! `$retainKeys` directive; applying a patch honours that directive wherever
 //! it is, whatever the field's strategy.
+//!
+//! [`pkg/util/strategicpatch/meta.go`]: https://github.com/kubernetes/apimachinery/blob/v0.36.0/pkg/util/strategicpatch/meta.go
 
 /// A `patchStrategy` tag.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum PatchStrategy {
+pub enum PatchStrategy {
     /// `patchStrategy:"merge"`: a list merges item by item (by its merge key),
     /// or as a set for a list of scalars.
     Merge,
@@ -68,23 +74,23 @@ pub(crate) enum PatchStrategy {
 impl PatchStrategy {
     /// Mirrors `extractRetainKeysPatchStrategy`: whether lists merge (the
     /// strategy besides `retainKeys`).
-    pub(crate) fn merges(self) -> bool {
+    pub fn merges(self) -> bool {
         matches!(self, PatchStrategy::Merge | PatchStrategy::MergeRetainKeys)
     }
 }
 
 /// A Go struct type, with the fields strategic merge must know.
 #[derive(Debug)]
-pub(crate) struct StructMeta {
+pub struct StructMeta {
     /// The Go type's name (for messages and the docs).
-    pub(crate) go_type: &'static str,
+    pub go_type: &'static str,
     /// The fields with metadata, or that lead to fields with metadata.
-    pub(crate) fields: &'static [FieldMeta],
+    pub fields: &'static [FieldMeta],
 }
 
 /// What a field holds: a struct (or a list of them), or scalars.
 #[derive(Clone, Copy, Debug)]
-pub(crate) enum Elem {
+pub enum Elem {
     /// A struct, or a list of structs.
     Struct(&'static StructMeta),
     /// A list of scalars of this Go kind (`string`).
@@ -93,40 +99,40 @@ pub(crate) enum Elem {
 
 /// One field of a [`StructMeta`]: its JSON name and tags.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct FieldMeta {
+pub struct FieldMeta {
     /// The JSON name (`json:"containers"`).
-    pub(crate) json: &'static str,
+    pub json: &'static str,
     /// `patchStrategy`, if tagged.
-    pub(crate) strategy: Option<PatchStrategy>,
+    pub strategy: Option<PatchStrategy>,
     /// `patchMergeKey`, if tagged.
-    pub(crate) merge_key: Option<&'static str>,
+    pub merge_key: Option<&'static str>,
     /// The field's type (a list's element type).
-    pub(crate) elem: Elem,
+    pub elem: Elem,
 }
 
 /// What a lookup of one key answers (`LookupPatchMetadataForStruct` /
 /// `LookupPatchMetadataForSlice`): the value's own metadata and the field's tags.
 #[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct Lookup {
+pub struct Lookup {
     /// The struct the value (or each list item) is, when known.
-    pub(crate) schema: Option<&'static StructMeta>,
+    pub schema: Option<&'static StructMeta>,
     /// The field's strategy.
-    pub(crate) strategy: Option<PatchStrategy>,
+    pub strategy: Option<PatchStrategy>,
     /// The field's merge key ("" when none, as Go's zero value).
-    pub(crate) merge_key: &'static str,
+    pub merge_key: &'static str,
     /// The Go kind of a list's items, for messages (`struct`, `string`).
-    pub(crate) elem_kind: &'static str,
+    pub elem_kind: &'static str,
 }
 
 impl Lookup {
     /// Whether a list under this field merges.
-    pub(crate) fn merges(&self) -> bool {
+    pub fn merges(&self) -> bool {
         self.strategy.is_some_and(PatchStrategy::merges)
     }
 }
 
 /// Finds `key`'s metadata in `schema` (none for an unknown struct or field).
-pub(crate) fn lookup(schema: Option<&'static StructMeta>, key: &str) -> Lookup {
+pub fn lookup(schema: Option<&'static StructMeta>, key: &str) -> Lookup {
     let Some(field) = schema.and_then(|s| s.fields.iter().find(|f| f.json == key))
     else {
         return Lookup {
@@ -196,7 +202,7 @@ const fn leaf(go_type: &'static str) -> StructMeta {
 }
 
 /// `metav1.ObjectMeta`.
-pub(crate) static OBJECT_META: StructMeta = StructMeta {
+pub static OBJECT_META: StructMeta = StructMeta {
     go_type: "ObjectMeta",
     fields: &[
         string_set("finalizers"),
@@ -206,7 +212,7 @@ pub(crate) static OBJECT_META: StructMeta = StructMeta {
 
 /// `core/v1.Container` (and `EphemeralContainerCommon`, inlined in
 /// `EphemeralContainer`, whose tags are the same).
-pub(crate) static CONTAINER: StructMeta = StructMeta {
+pub static CONTAINER: StructMeta = StructMeta {
     go_type: "Container",
     fields: &[
         merge_by("ports", "containerPort", &leaf("ContainerPort")),
@@ -217,7 +223,7 @@ pub(crate) static CONTAINER: StructMeta = StructMeta {
 };
 
 /// `core/v1.PodSpec`.
-pub(crate) static POD_SPEC: StructMeta = StructMeta {
+pub static POD_SPEC: StructMeta = StructMeta {
     go_type: "PodSpec",
     fields: &[
         merge_retain_by("volumes", "name", &leaf("Volume")),
@@ -237,7 +243,7 @@ pub(crate) static POD_SPEC: StructMeta = StructMeta {
 };
 
 /// `core/v1.PodStatus`.
-pub(crate) static POD_STATUS: StructMeta = StructMeta {
+pub static POD_STATUS: StructMeta = StructMeta {
     go_type: "PodStatus",
     fields: &[
         merge_by("conditions", "type", &leaf("PodCondition")),
@@ -252,7 +258,7 @@ pub(crate) static POD_STATUS: StructMeta = StructMeta {
 };
 
 /// `core/v1.Pod`.
-pub(crate) static POD: StructMeta = StructMeta {
+pub static POD: StructMeta = StructMeta {
     go_type: "Pod",
     fields: &[
         field("metadata", &OBJECT_META),
@@ -262,13 +268,13 @@ pub(crate) static POD: StructMeta = StructMeta {
 };
 
 /// `core/v1.PodTemplateSpec`.
-pub(crate) static POD_TEMPLATE_SPEC: StructMeta = StructMeta {
+pub static POD_TEMPLATE_SPEC: StructMeta = StructMeta {
     go_type: "PodTemplateSpec",
     fields: &[field("metadata", &OBJECT_META), field("spec", &POD_SPEC)],
 };
 
 /// `apps/v1.Deployment`.
-pub(crate) static DEPLOYMENT: StructMeta = StructMeta {
+pub static DEPLOYMENT: StructMeta = StructMeta {
     go_type: "Deployment",
     fields: &[
         field("metadata", &OBJECT_META),
@@ -300,7 +306,7 @@ pub(crate) static DEPLOYMENT: StructMeta = StructMeta {
 };
 
 /// `core/v1.Namespace`.
-pub(crate) static NAMESPACE: StructMeta = StructMeta {
+pub static NAMESPACE: StructMeta = StructMeta {
     go_type: "Namespace",
     fields: &[
         field("metadata", &OBJECT_META),
@@ -319,7 +325,7 @@ pub(crate) static NAMESPACE: StructMeta = StructMeta {
 };
 
 /// `core/v1.Node`.
-pub(crate) static NODE: StructMeta = StructMeta {
+pub static NODE: StructMeta = StructMeta {
     go_type: "Node",
     fields: &[
         field("metadata", &OBJECT_META),
@@ -345,7 +351,7 @@ pub(crate) static NODE: StructMeta = StructMeta {
 
 /// A kind whose only tagged lists are its `metadata`'s: `ConfigMap`, `Secret`,
 /// `Event` (core/v1) and `autoscaling/v1.Scale`.
-pub(crate) static METADATA_ONLY: StructMeta = StructMeta {
+pub static METADATA_ONLY: StructMeta = StructMeta {
     go_type: "ObjectWithMetadata",
     fields: &[field("metadata", &OBJECT_META)],
 };
@@ -353,7 +359,7 @@ pub(crate) static METADATA_ONLY: StructMeta = StructMeta {
 /// The schema of a served kind (`schemaReferenceObj` in `PatchResource`): the
 /// root every lookup starts from. A kind not in the table has only its
 /// `metadata`'s metadata.
-pub(crate) fn for_kind(group: &str, kind: &str) -> &'static StructMeta {
+pub fn for_kind(group: &str, kind: &str) -> &'static StructMeta {
     match (group, kind) {
         ("", "Pod") => &POD,
         ("", "Namespace") => &NAMESPACE,

@@ -1,10 +1,10 @@
 //! Strategic merge patch: mirrors apimachinery's
-//! `pkg/util/strategicpatch/patch.go` (`StrategicMergeMapPatch`, `mergeMap`,
+//! [`pkg/util/strategicpatch/patch.go`] (`StrategicMergeMapPatch`, `mergeMap`,
 //! `mergeSlice` and the directives), the apply half that kube-apiserver runs for
 //! `application/strategic-merge-patch+json`.
 //!
 //! It is a JSON merge patch that knows the object's types
-//! ([`patch_meta`](super::patch_meta)): a list whose field is tagged
+//! ([`meta`](super::meta)): a list whose field is tagged
 //! `patchStrategy:"merge"` merges item by item, matching items by the field's
 //! `patchMergeKey` (a container by `name`), or as a set for a list of scalars
 //! (finalizers). Any other list is replaced, as a merge patch replaces it. A
@@ -24,11 +24,14 @@
 //! the patch's order and come before any server-only item that is not earlier
 //! in the live list than them, so a new item goes first (`mergeSortedSlice`).
 //!
-//! Errors are upstream's (`interpretStrategicMergePatchError`): a malformed
-//! `$deleteFromPrimitiveList`, `$retainKeys` or `$setElementOrder` is 400, a
-//! list of lists 422, and every other error (an unknown `$patch` value, an item
-//! without its merge key, `$patch: merge` in a list) is not a `Status` upstream,
-//! so `ErrorToAPIStatus` answers it 500 with no reason and the error's text.
+//! Errors are upstream's ([`MergeError`], `mergepatch`'s errors and the texts of
+//! `strategicpatch`'s plain ones). What the server answers for each is the
+//! apiserver's choice (`interpretStrategicMergePatchError` in its `patch.go`
+//! handler): a malformed `$deleteFromPrimitiveList`, `$retainKeys` or
+//! `$setElementOrder` is 400, a list of lists 422, and every other error (an
+//! unknown `$patch` value, an item without its merge key, `$patch: merge` in a
+//! list) is not a `Status` upstream, so `ErrorToAPIStatus` answers it 500 with
+//! no reason and the error's text.
 //!
 //! Where this differs: Go walks its maps in random order; here a map's keys are
 //! processed sorted (so a `$deleteFromPrimitiveList/x` before `x`). Go decodes
@@ -36,13 +39,14 @@
 //! directives left in the result are dropped instead (the object is stored as
 //! JSON), and `null`s in appended list items are dropped as a typed round trip
 //! drops them.
+//!
+//! [`pkg/util/strategicpatch/patch.go`]: https://github.com/kubernetes/apimachinery/blob/v0.36.0/pkg/util/strategicpatch/patch.go
 
 use std::collections::{HashMap, HashSet};
 
 use serde_json::{Map, Value};
 
-use super::patch_meta::{Lookup, StructMeta, lookup};
-use crate::status::ApiError;
+use super::meta::{Lookup, StructMeta, lookup};
 
 const DIRECTIVE_MARKER: &str = "$patch";
 const DELETE_DIRECTIVE: &str = "delete";
@@ -55,7 +59,7 @@ const SET_ELEMENT_ORDER_PREFIX: &str = "$setElementOrder";
 /// Why a strategic merge patch does not apply: mirrors the errors of
 /// apimachinery's `mergepatch` package and `strategicpatch`.
 #[derive(Debug, thiserror::Error, PartialEq)]
-pub(crate) enum MergeError {
+pub enum MergeError {
     /// `mergepatch.ErrBadPatchFormatForPrimitiveList`.
     #[error("invalid patch format of primitive list")]
     BadPatchFormatForPrimitiveList,
@@ -74,28 +78,12 @@ pub(crate) enum MergeError {
     Other(String),
 }
 
-impl From<MergeError> for ApiError {
-    /// Mirrors `interpretStrategicMergePatchError`, then `ErrorToAPIStatus` for
-    /// what stays a plain error.
-    fn from(error: MergeError) -> Self {
-        match error {
-            MergeError::BadPatchFormatForPrimitiveList
-            | MergeError::BadPatchFormatForRetainKeys
-            | MergeError::BadPatchFormatForSetElementOrderList => {
-                ApiError::bad_request(error.to_string())
-            }
-            MergeError::NoListOfLists => ApiError::unprocessable(),
-            MergeError::Other(message) => ApiError::unknown(message),
-        }
-    }
-}
-
 type Result<T> = std::result::Result<T, MergeError>;
 
 /// Mirrors `StrategicMergeMapPatch` with `MergeParallelList` and
 /// `IgnoreUnmatchedNulls`, as the apiserver calls it: applies `patch` to
 /// `original`, whose kind is `schema`.
-pub(crate) fn strategic_merge_patch(
+pub fn strategic_merge_patch(
     original: &Value,
     patch: &Value,
     schema: &'static StructMeta,
@@ -900,7 +888,7 @@ fn go_fmt_s(value: &Value) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::super::patch_meta::{DEPLOYMENT, METADATA_ONLY, NODE, POD};
+    use super::super::meta::{DEPLOYMENT, METADATA_ONLY, NODE, POD};
     use super::*;
     use serde_json::json;
 
@@ -1049,7 +1037,6 @@ mod tests {
         )
         .expect_err("a patched key must be retained");
         assert_eq!(error, MergeError::BadPatchFormatForRetainKeys);
-        assert_eq!(ApiError::from(error).code(), 400);
         let error = apply(
             &DEPLOYMENT,
             live,
@@ -1171,7 +1158,7 @@ mod tests {
             }}),
         )
         .expect_err("d is not in the order");
-        assert_eq!(ApiError::from(error).code(), 500);
+        assert!(matches!(error, MergeError::Other(_)), "{error:?}");
         let error = apply(&POD, live, json!({"spec": {"$setElementOrderX": []}}))
             .expect_err("no slash");
         assert_eq!(error, MergeError::BadPatchFormatForSetElementOrderList);
@@ -1206,9 +1193,6 @@ mod tests {
                     .into()
             )
         );
-        let status = ApiError::from(unknown);
-        assert_eq!(status.code(), 500);
-        assert_eq!(status.status.reason, None);
         let in_list = apply(
             &POD,
             live.clone(),
@@ -1236,7 +1220,6 @@ mod tests {
         )
         .expect_err("list of lists");
         assert_eq!(lists, MergeError::NoListOfLists);
-        assert_eq!(ApiError::from(lists).code(), 422);
         let mixed = apply(&POD, live, json!({"spec": {"containers": ["web"]}}))
             .expect_err("mixed");
         assert_eq!(

@@ -1,7 +1,9 @@
 //! Protobuf request bodies (`application/vnd.kubernetes.protobuf`): mirrors
-//! apimachinery's `runtime/serializer/protobuf/protobuf.go` (`Serializer.Decode`:
-//! the `k8s\0` prefix, then a `runtime.Unknown` envelope whose `raw` is the
-//! object) and the gogo-generated `Unmarshal` of each served type.
+//! apimachinery's [`pkg/runtime/serializer/protobuf/protobuf.go`]
+//! (`Serializer.Decode`: the `k8s\0` prefix, then a `runtime.Unknown` envelope
+//! whose `raw` is the object) and the gogo-generated `Unmarshal` of each served
+//! type (`generated.pb.go`, which upstream keeps beside each type in
+//! `k8s.io/api`; here its table, [`schema`], sits beside the decoder).
 //!
 //! kube-apiserver decodes the bytes into the Go struct and from then on the
 //! encoding is forgotten: etcd holds protobuf, watchers get JSON written from the
@@ -25,6 +27,8 @@
 //!
 //! Answers stay JSON: kubectl and client-go ask for
 //! `application/vnd.kubernetes.protobuf, application/json` and accept either.
+//!
+//! [`pkg/runtime/serializer/protobuf/protobuf.go`]: https://github.com/kubernetes/apimachinery/blob/v0.36.0/pkg/runtime/serializer/protobuf/protobuf.go
 
 #[rustfmt::skip]
 mod schema;
