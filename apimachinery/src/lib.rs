@@ -19,6 +19,8 @@
 //! | `pkg/api/validation/objectmeta.go` (`ValidateObjectMeta`, `NameIsDNSSubdomain`, ...) | [`api::validation::objectmeta`] |
 //! | `pkg/util/duration/duration.go` (`HumanDuration`)       | [`util::duration::human_duration`] |
 //! | `pkg/util/strategicpatch/patch.go` (`StrategicMergeMapPatch`), `meta.go` and `k8s.io/api`'s patch tags | [`util::strategicpatch`] |
+//! | `pkg/util/managedfields/internal` (`DecodeManagedFields`, `capManagers`, `stripMeta`) | [`util::managedfields::managedfields`] |
+//! | `pkg/util/managedfields/typeconverter.go` over the served kinds' OpenAPI | [`util::managedfields::typeconverter`] |
 //! | `pkg/runtime/serializer/protobuf` (`Serializer.Decode`), `k8s.io/api`'s `generated.pb.go` | [`runtime::serializer::protobuf`] |
 //! | `pkg/runtime/serializer/streaming`, `metav1.WatchEvent` (a watch on the wire) | [`runtime::serializer::streaming`] |
 
@@ -39,6 +41,12 @@ pub mod api {
 pub mod util {
     pub mod duration;
     pub mod validation;
+    /// `pkg/util/managedfields`: `metadata.managedFields`, over
+    /// structured-merge-diff.
+    pub mod managedfields {
+        pub mod managedfields;
+        pub mod typeconverter;
+    }
     /// `pkg/util/strategicpatch`: strategic merge patch.
     pub mod strategicpatch {
         pub mod meta;

@@ -10,17 +10,18 @@
 //! ([`apply`]). An apply that would change a field another manager owns fails
 //! with 409 and the list of conflicts, unless `force=true`.
 //!
+//! The libraries under it sit where upstream keeps them: the field sets, typed
+//! walks and the merge in the workspace's `structured-merge-diff` crate, the
+//! wire form of `managedFields` and the served kinds' schemas in
+//! `apimachinery::util::managedfields`. This module is the glue the handlers
+//! call.
+//!
 //! | Go (upstream)                                   | Rust (here)                                   |
 //! |-------------------------------------------------|-----------------------------------------------|
-//! | `fieldpath.PathElement`, `Path`, `Set`          | [`fieldpath::PathElement`], [`fieldpath::Path`], [`fieldpath::Set`] |
-//! | `Set.ToJSON` / `FromJSON` (FieldsV1)            | [`fieldpath::Set::to_fields_v1`] / [`from_fields_v1`](fieldpath::Set::from_fields_v1) |
-//! | the OpenAPI-built `schema.Schema`               | [`schema::Schema`] (a table of the served types) |
-//! | `typed.TypedValue.Merge` / `Compare` / `ToFieldSet` / `RemoveItems` | [`typed::merge`], [`typed::compare`], [`typed::to_field_set`], [`typed::remove_items`] |
-//! | `merge.Updater.Update` / `Apply`                | [`update::update_fields`] / [`update::apply`] |
-//! | `merge.Conflicts`, `internal.NewConflictError`  | [`update::Conflict`], [`conflict_error`]      |
-//! | `DecodeManagedFields`, `encodeManagedFields`    | [`managed_fields::decode`], [`managed_fields::encode`] |
-//! | `BuildManagerIdentifier`                        | [`managed_fields::ManagerInfo::identifier`]   |
-//! | `stripMetaManager`, `capManagersManager`        | [`managed_fields::strip`], [`managed_fields::cap_update_managers`] |
+//! | `fieldpath.Set`, `typed`, `merge.Updater` (structured-merge-diff) | [`structured_merge_diff`]     |
+//! | the OpenAPI-built `schema.Schema` (`NewTypeConverter`) | [`typeconverter`]                      |
+//! | `merge.Conflicts`, `internal.NewConflictError`  | [`Conflict`], [`conflict_error`]              |
+//! | `DecodeManagedFields`, `encodeManagedFields`, `BuildManagerIdentifier`, `stripMetaManager`, `capManagersManager` | [`managed_fields`] |
 //! | `skipNonAppliedManager` (`before-first-apply`)  | in [`apply`]                                  |
 //! | `FieldManager.UpdateNoErrors` / `Apply`         | [`update_no_errors`] / [`apply`]              |
 //! | `managerOrUserAgent`, `prefixFromUserAgent`     | [`manager_or_user_agent`]                     |
@@ -34,12 +35,6 @@
 //! not reset by a write to the main resource, so status fields are tracked
 //! like any other.
 
-pub mod fieldpath;
-pub mod managed_fields;
-pub mod schema;
-pub mod typed;
-pub mod update;
-
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{
     Status, StatusCause, StatusDetails,
 };
@@ -48,9 +43,11 @@ use stage5_storage::{Object, ResourceInfo};
 
 use crate::status::ApiError;
 
-use self::managed_fields::{APPLY, Managed, ManagerInfo, UPDATE};
-use self::schema::Schema;
-use self::update::{ApplyError, Conflict};
+use apimachinery::util::managedfields::managedfields::{
+    self as managed_fields, APPLY, Managed, ManagerInfo, UPDATE,
+};
+use apimachinery::util::managedfields::typeconverter;
+use structured_merge_diff::merge::{self as update, ApplyError, Conflict};
 
 /// Upstream's `FieldManagerMaxLength`.
 pub const FIELD_MANAGER_MAX_LENGTH: usize = 128;
@@ -281,7 +278,7 @@ fn record_update(
     new: &Value,
     id: &str,
 ) {
-    let schema = Schema::of_kind(info.kind);
+    let schema = typeconverter::for_kind(info.kind);
     let fields = std::mem::take(&mut managed.fields);
     let (fields, touched) =
         update::update_fields(live, new, schema, &info.api_version(), fields, id);
@@ -334,7 +331,7 @@ pub fn apply(
     if !config["metadata"]["managedFields"].is_null() {
         return Err(ApiError::bad_request("metadata.managedFields must be nil"));
     }
-    let schema = Schema::of_kind(info.kind);
+    let schema = typeconverter::for_kind(info.kind);
     let mut managed = managed_fields::decode(
         live.metadata.managed_fields.as_deref().unwrap_or_default(),
     )
@@ -688,7 +685,8 @@ mod tests {
 
     #[test]
     fn several_conflicts_are_grouped_by_manager() {
-        let path = |names: &[&str]| fieldpath::Path::fields(names);
+        let path =
+            |names: &[&str]| structured_merge_diff::fieldpath::Path::fields(names);
         let a = ManagerInfo {
             manager: "a".into(),
             operation: APPLY.into(),

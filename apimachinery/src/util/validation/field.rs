@@ -8,36 +8,10 @@ use std::fmt;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::StatusCause;
 
-/// Mirrors Go's `strconv.Quote` (`%q`), which upstream uses for names and bad
-/// values: `"` and `\` escaped, control characters as `\n`, `\x01`, `\u0085`.
-/// Printability follows Rust's `char::is_control` and `is_whitespace`, close to
-/// Go's `unicode.IsPrint` (which also escapes unassigned and format characters).
-pub fn go_quote(text: &str) -> String {
-    let mut out = String::with_capacity(text.len() + 2);
-    out.push('"');
-    for c in text.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\u{7}' => out.push_str("\\a"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{b}' => out.push_str("\\v"),
-            ' ' => out.push(' '),
-            c if !c.is_control() && !c.is_whitespace() => out.push(c),
-            c if (c as u32) < 0x80 => out.push_str(&format!("\\x{:02x}", c as u32)),
-            c if (c as u32) < 0x10000 => {
-                out.push_str(&format!("\\u{:04x}", c as u32))
-            }
-            c => out.push_str(&format!("\\U{:08x}", c as u32)),
-        }
-    }
-    out.push('"');
-    out
-}
+/// Go's `strconv.Quote` (`%q`), which upstream uses for names and bad values;
+/// the one copy is structured-merge-diff's (its `value.ToString` quotes the same
+/// way).
+pub use structured_merge_diff::value::quote as go_quote;
 
 /// Mirrors `field.ErrorType`: the kinds of field error this server reports.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -162,19 +136,5 @@ impl fmt::Display for FieldError {
     /// Mirrors `Error.Error`: `<field>: <body>`, one entry of the Status message.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}: {}", self.field, self.error_body())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn values_are_quoted_as_go_quotes_them() {
-        assert_eq!(go_quote("a b"), "\"a b\"");
-        assert_eq!(go_quote("q\"\\"), "\"q\\\"\\\\\"");
-        assert_eq!(go_quote("\n\t\u{1}\u{7f}"), "\"\\n\\t\\x01\\x7f\"");
-        assert_eq!(go_quote("rā"), "\"rā\"");
-        assert_eq!(go_quote("\u{85}"), "\"\\u0085\"");
     }
 }

@@ -1,5 +1,5 @@
 //! `metadata.managedFields` on the wire: mirrors apimachinery's
-//! `pkg/util/managedfields/internal` (`managedfields.go`: `DecodeManagedFields`,
+//! [`pkg/util/managedfields/internal`] (`managedfields.go`: `DecodeManagedFields`,
 //! `encodeManagedFields`, `BuildManagerIdentifier`,
 //! `sortEncodedManagedFields`; `capmanagers.go`; `stripmeta.go`).
 //!
@@ -8,6 +8,8 @@
 //! `{"manager":"kubectl-create","operation":"Update","apiVersion":"v1"}`. So one
 //! manager applying has one `Apply` entry, and updating through two versions or
 //! a subresource has one `Update` entry each.
+//!
+//! [`pkg/util/managedfields/internal`]: https://github.com/kubernetes/apimachinery/blob/v0.36.0/pkg/util/managedfields/internal/managedfields.go
 
 use std::collections::BTreeMap;
 
@@ -16,8 +18,8 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{
 };
 use serde_json::Value;
 
-use super::fieldpath::{Path, Set};
-use super::update::{ManagedFields, VersionedSet};
+use structured_merge_diff::fieldpath::{Path, Set};
+use structured_merge_diff::merge::{ManagedFields, VersionedSet};
 
 /// `metav1.ManagedFieldsOperationApply`.
 pub const APPLY: &str = "Apply";

@@ -16,13 +16,15 @@
 //! A member is written as `{}`; an element that is both a member and has
 //! children carries `".": {}` among them.
 //!
-//! See <https://github.com/kubernetes-sigs/structured-merge-diff/tree/master/fieldpath>.
+//! See [`fieldpath`](https://github.com/kubernetes-sigs/structured-merge-diff/tree/v6.3.0/fieldpath).
 
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
 use serde_json::{Map, Value};
+
+use crate::value;
 
 /// Mirrors `fieldpath.PathElement`: one step into an object.
 #[derive(Clone, Debug)]
@@ -102,8 +104,10 @@ impl Ord for PathElement {
     fn cmp(&self, other: &Self) -> Ordering {
         match (self, other) {
             (PathElement::Field(a), PathElement::Field(b)) => a.cmp(b),
-            (PathElement::Key(a), PathElement::Key(b)) => compare_fields(a, b),
-            (PathElement::Value(a), PathElement::Value(b)) => compare_values(a, b),
+            (PathElement::Key(a), PathElement::Key(b)) => {
+                value::compare_fields(a, b)
+            }
+            (PathElement::Value(a), PathElement::Value(b)) => value::compare(a, b),
             (PathElement::Index(a), PathElement::Index(b)) => a.cmp(b),
             _ => self.rank().cmp(&other.rank()),
         }
@@ -133,87 +137,14 @@ impl fmt::Display for PathElement {
                 let parts: Vec<String> = fields
                     .iter()
                     .map(|(name, value)| {
-                        format!("{name}={}", value_to_string(value))
+                        format!("{name}={}", value::to_string(value))
                     })
                     .collect();
                 write!(f, "[{}]", parts.join(","))
             }
-            PathElement::Value(value) => write!(f, "[={}]", value_to_string(value)),
+            PathElement::Value(value) => write!(f, "[={}]", value::to_string(value)),
             PathElement::Index(index) => write!(f, "[{index}]"),
         }
-    }
-}
-
-/// Mirrors `value.ToString`: strings quoted as Go's `%q`, the rest as written.
-fn value_to_string(value: &Value) -> String {
-    match value {
-        Value::String(s) => apimachinery::util::validation::field::go_quote(s),
-        Value::Array(items) => {
-            let parts: Vec<String> = items.iter().map(value_to_string).collect();
-            format!("[{}]", parts.join(","))
-        }
-        Value::Object(map) => {
-            let parts: Vec<String> = map
-                .iter()
-                .map(|(k, v)| format!("{k}={}", value_to_string(v)))
-                .collect();
-            format!("{{{}}}", parts.join(";"))
-        }
-        other => other.to_string(),
-    }
-}
-
-/// Mirrors `value.FieldList.Compare`: by name, then value, item by item.
-fn compare_fields(a: &[(String, Value)], b: &[(String, Value)]) -> Ordering {
-    for (x, y) in a.iter().zip(b) {
-        let order = x.0.cmp(&y.0).then_with(|| compare_values(&x.1, &y.1));
-        if order != Ordering::Equal {
-            return order;
-        }
-    }
-    a.len().cmp(&b.len())
-}
-
-/// Mirrors `value.Compare`'s total order: numbers (compared as numbers), then
-/// strings, booleans, lists, maps, and null last.
-pub fn compare_values(a: &Value, b: &Value) -> Ordering {
-    fn rank(v: &Value) -> u8 {
-        match v {
-            Value::Number(_) => 0,
-            Value::String(_) => 1,
-            Value::Bool(_) => 2,
-            Value::Array(_) => 3,
-            Value::Object(_) => 4,
-            Value::Null => 5,
-        }
-    }
-    match (a, b) {
-        (Value::Number(x), Value::Number(y)) => match (x.as_i64(), y.as_i64()) {
-            (Some(x), Some(y)) => x.cmp(&y),
-            _ => {
-                let (x, y) = (x.as_f64().unwrap_or(0.0), y.as_f64().unwrap_or(0.0));
-                x.partial_cmp(&y).unwrap_or(Ordering::Equal)
-            }
-        },
-        (Value::String(x), Value::String(y)) => x.cmp(y),
-        (Value::Bool(x), Value::Bool(y)) => x.cmp(y),
-        (Value::Array(x), Value::Array(y)) => {
-            for (p, q) in x.iter().zip(y) {
-                let order = compare_values(p, q);
-                if order != Ordering::Equal {
-                    return order;
-                }
-            }
-            x.len().cmp(&y.len())
-        }
-        (Value::Object(x), Value::Object(y)) => {
-            let x: Vec<(String, Value)> =
-                x.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
-            let y: Vec<(String, Value)> =
-                y.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
-            compare_fields(&x, &y)
-        }
-        _ => rank(a).cmp(&rank(b)),
     }
 }
 
