@@ -10,9 +10,9 @@
 //! include them (the `ANCHOR` lines of an anchor dropped), in which the region's body
 //! is the stub that `cargo xtask exercise start` writes ([`region::stub`]). A
 //! `{{#rustdoc_include}}` puts the whole file on the page (the lines outside its
-//! selection hidden, not absent), so it gets every region of the file stubbed. The
-//! solution pages keep the reference bodies: there, mdBook's `links` does the
-//! including as usual.
+//! selection hidden, not absent), so it gets every region of the file stubbed, as
+//! does a `{{#playground}}`, which is a whole file. The solution pages keep the
+//! reference bodies: there, mdBook's `links` does the including as usual.
 //!
 //! Two things are errors, with the page's `file:line`: a chapter page that includes a
 //! region itself (`file:ex1-…`), which is nothing but the reference body, and an
