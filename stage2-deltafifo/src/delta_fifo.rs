@@ -372,6 +372,7 @@ impl<T: Send + Sync + 'static> DeltaFifo<T> {
     }
     // ANCHOR_END: replace
 
+    // ANCHOR: queue_replace_deletions
     /// Steps 2 and 3 of [`replace_list`](Self::replace_list): the deletion
     /// detection. Returns how many tombstones it queued.
     fn queue_replace_deletions(
@@ -418,6 +419,7 @@ impl<T: Send + Sync + 'static> DeltaFifo<T> {
         Ok(queued)
         // ANCHOR_END: ex2-replace-deletions
     }
+    // ANCHOR_END: queue_replace_deletions
 
     // ANCHOR: resync
     /// Mirrors `DeltaFIFO.Resync`: queues a `Sync` of the known object for every

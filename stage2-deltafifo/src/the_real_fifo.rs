@@ -418,6 +418,7 @@ fn replace_tombstones<T>(
     tombstones
 }
 
+// ANCHOR: take_batch
 /// Takes the next batch off the front of the queue (see [`RealFifo::pop_batch`]).
 fn take_batch<T>(state: &mut RealFifoState<T>, max: usize) -> Vec<Delta<T>> {
     // ANCHOR: ex2-take-batch
@@ -452,6 +453,7 @@ fn take_batch<T>(state: &mut RealFifoState<T>, max: usize) -> Vec<Delta<T>> {
     batch
     // ANCHOR_END: ex2-take-batch
 }
+// ANCHOR_END: take_batch
 
 impl<T: Send + Sync + 'static> KeyLister for RealFifo<T> {
     /// The keys with something queued, in first-seen order.

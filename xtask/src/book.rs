@@ -1,11 +1,16 @@
-//! `cargo xtask book build|serve`: the pinned mdBook tools, the include check, and
-//! the calls to `mdbook`.
+//! `cargo xtask book build|serve|preprocess`: the pinned mdBook tools, the include
+//! check, the calls to `mdbook`, and the book's own preprocessor.
 //!
 //! mdBook renders an `{{#include file:anchor}}` whose anchor does not exist as an
 //! empty code block, without a warning. Chapters in this book show only code
 //! included from the crates, so a renamed or deleted anchor would silently empty a
 //! listing. [`check_includes`] runs before every build and turns each such case into
 //! an error with its `file:line`.
+//!
+//! The chapters show an exercise's function with a stub for its body: the
+//! preprocessor `exercise-stubs` ([`stubs`], `cargo xtask book preprocess`) puts it
+//! there, and after each build [`leaks`] checks that no page but a solution page
+//! shows a reference body.
 
 use std::fmt;
 use std::fs;
@@ -14,12 +19,16 @@ use std::path::{Component, Path, PathBuf};
 use std::process::Command;
 
 use crate::error::Error;
+use crate::exercise::manifest::Manifest;
 
 mod browser;
+mod leaks;
 mod listings;
 mod po;
+mod stubs;
 
 pub(crate) use po::update as po_update;
+pub(crate) use stubs::{preprocess, supports};
 
 /// A tool the book needs, pinned to one version and installed with `cargo install
 /// --locked`.
@@ -57,9 +66,10 @@ const TOOLS: [Tool; 2] = [
 /// `cargo xtask book build`: check the includes and where they stand, ensure the
 /// tools, build the English edition into `book/book` and the Chinese one into
 /// `book/book/zh-CN`, then fail on any warning mdBook printed, on any listing too
-/// wide for the page or too long (see [`listings`]), on a page one edition has and
-/// the other lacks, and on a translation that is incomplete, stale or unfaithful
-/// (see [`po`]).
+/// wide for the page or too long (see [`listings`]), on a page outside `solutions/`
+/// that shows an exercise's reference body (see [`leaks`]), on a page one edition
+/// has and the other lacks, and on a translation that is incomplete, stale or
+/// unfaithful (see [`po`]).
 pub(crate) fn build(root: &Path) -> Result<(), Error> {
     let src = root.join("book").join("src");
     let report = check_includes(&src).map_err(Error::io("read", &src))?;
@@ -69,33 +79,40 @@ pub(crate) fn build(root: &Path) -> Result<(), Error> {
         .map(|problem| problem.relative_to(root).to_string())
         .collect();
     problems.extend(source_findings(root, &src)?.iter().map(ToString::to_string));
+    let manifest = Manifest::load(root)?;
+    let (stubbed, refused) =
+        stub_findings(root, &src, &stubs::Notes::from_manifest(&manifest))?;
+    problems.extend(refused.iter().map(ToString::to_string));
     if !problems.is_empty() {
         for problem in &problems {
             eprintln!("{problem}");
         }
         return Err(Error::Check(format!(
             "{} problem(s) in book/src: broken or misplaced includes (mdBook would \
-             render them as empty or broken listings), or headings and diagrams the \
-             Chinese edition cannot translate safely",
+             render them as empty or broken listings, or show an exercise's reference \
+             body on a chapter page), or headings and diagrams the Chinese edition \
+             cannot translate safely",
             problems.len()
         )));
     }
     println!(
         "xtask: checked {} include(s) in {} markdown file(s): all resolve, each at \
-         the start of a line outside lists; every heading has its {{#id}}",
+         the start of a line outside lists, {stubbed} show an exercise's function with \
+         its stub; every heading has its {{#id}}",
         report.directives, report.files
     );
     ensure_tools()?;
-    let output = run_mdbook_captured(root, &["build", "book"], &[])?;
+    let command = preprocessor_command(root);
+    let preprocessor = preprocessor_env(command.as_ref());
+    let output = run_mdbook_captured(root, &["build", "book"], &preprocessor)?;
     let mut findings: Vec<String> = listings::warnings(&output)
         .into_iter()
         .map(|line| format!("mdbook: {}", line.trim()))
         .collect();
-    let output = run_mdbook_captured(
-        root,
-        &["build", "book", "-d", po::DEST],
-        &po::language_env(),
-    )?;
+    let mut chinese = po::language_env().to_vec();
+    chinese.extend(preprocessor.iter().copied());
+    let output =
+        run_mdbook_captured(root, &["build", "book", "-d", po::DEST], &chinese)?;
     findings.extend(
         listings::warnings(&output)
             .into_iter()
@@ -105,6 +122,15 @@ pub(crate) fn build(root: &Path) -> Result<(), Error> {
     let (count, rendered) =
         listings::check_rendered(&out).map_err(Error::io("read", &out))?;
     findings.extend(rendered.iter().map(ToString::to_string));
+    let bodies = leaks::reference_bodies(root, &manifest)?;
+    let translated = out.join(po::LANGUAGE);
+    let (english_pages, leaked) = leaks::check(&out, Some(&translated), "", &bodies)
+        .map_err(Error::io("read", &out))?;
+    findings.extend(leaked.iter().map(ToString::to_string));
+    let (chinese_pages, leaked) =
+        leaks::check(&translated, None, po::LANGUAGE, &bodies)
+            .map_err(Error::io("read", &translated))?;
+    findings.extend(leaked.iter().map(ToString::to_string));
     findings.extend(edition_findings(&out)?);
     let (translation, stats) = po::check(root)?;
     findings.extend(translation);
@@ -114,8 +140,8 @@ pub(crate) fn build(root: &Path) -> Result<(), Error> {
         }
         return Err(Error::Check(format!(
             "{} problem(s) in the built book: mdBook warnings, listings wider than \
-             {} columns or longer than {} lines, editions that differ in pages, or \
-             an incomplete or stale translation",
+             {} columns or longer than {} lines, exercise bodies outside the solution \
+             pages, editions that differ in pages, or an incomplete or stale translation",
             findings.len(),
             listings::PAGE_COLUMNS,
             listings::MAX_LINES
@@ -123,13 +149,80 @@ pub(crate) fn build(root: &Path) -> Result<(), Error> {
     }
     println!(
         "xtask: both editions built, no mdBook warnings; {count} listing(s), each \
-         within {} columns and {} lines (or marked `{}`); book/po/{}.po: {stats}",
+         within {} columns and {} lines (or marked `{}`); no reference body of the {} \
+         exercise(s) on the {english_pages} English and {chinese_pages} Chinese pages \
+         outside solutions/; book/po/{}.po: {stats}",
         listings::PAGE_COLUMNS,
         listings::MAX_LINES,
         listings::LONG_LISTING,
+        bodies.len(),
         po::LANGUAGE
     );
     Ok(())
+}
+
+/// What the `exercise-stubs` preprocessor will do with the pages under `src`: how
+/// many includes it stubs, and the includes it refuses, each with its `file:line`,
+/// found here before mdBook runs.
+fn stub_findings(
+    root: &Path,
+    src: &Path,
+    notes: &stubs::Notes,
+) -> Result<(usize, Vec<Problem>), Error> {
+    let mut files = Vec::new();
+    collect_markdown(src, &mut files).map_err(Error::io("read", src))?;
+    files.sort();
+    let (mut stubbed, mut refused) = (0, Vec::new());
+    for file in files {
+        let page = file.strip_prefix(src).unwrap_or(&file);
+        if stubs::is_solution_page(page) {
+            continue;
+        }
+        let text = fs::read_to_string(&file).map_err(Error::io("read", &file))?;
+        let rewritten = stubs::rewrite(&text, file.parent().unwrap_or(src), notes);
+        stubbed += rewritten.stubbed;
+        refused.extend(rewritten.refusals.into_iter().map(|refusal| Problem {
+            file: file.strip_prefix(root).unwrap_or(&file).to_path_buf(),
+            line: refusal.line,
+            directive: refusal.directive,
+            reason: refusal.reason,
+        }));
+    }
+    Ok((stubbed, refused))
+}
+
+/// The command that runs the `exercise-stubs` preprocessor as this very program, for
+/// [`stubs::COMMAND_ENV`]: `book.toml` runs it through `cargo xtask`, for a hand-run
+/// `mdbook`, and a build need not start cargo again for each of its calls. `None`
+/// when `book/book.toml` does not register the preprocessor (the variable would
+/// register it).
+pub(crate) fn preprocessor_command(root: &Path) -> Option<String> {
+    let config = fs::read_to_string(root.join("book").join("book.toml")).ok()?;
+    let config: toml::Table = toml::from_str(&config).ok()?;
+    config.get("preprocessor")?.get(stubs::NAME)?;
+    let exe = std::env::current_exe().ok()?;
+    Some(format!(
+        "{} book preprocess",
+        shell_word(&exe.display().to_string())
+    ))
+}
+
+/// [`preprocessor_command`] as the environment of an `mdbook` run.
+fn preprocessor_env(command: Option<&String>) -> Vec<(&'static str, &str)> {
+    command
+        .map(|command| (stubs::COMMAND_ENV, command.as_str()))
+        .into_iter()
+        .collect()
+}
+
+/// `word` as one word for the shell-like split mdBook makes of a command.
+fn shell_word(word: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "/._-+:@%,=".contains(c);
+    if !word.is_empty() && word.chars().all(plain) {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', "'\"'\"'"))
+    }
 }
 
 /// The pages one edition has and the other lacks: the language button links each
@@ -222,7 +315,10 @@ pub(crate) fn serve(
     if !env.is_empty() {
         args.extend(["-d", po::DEST]);
     }
-    run_mdbook(root, &args, env)
+    let command = preprocessor_command(root);
+    let mut env = env.to_vec();
+    env.extend(preprocessor_env(command.as_ref()));
+    run_mdbook(root, &args, &env)
 }
 
 /// The arguments of `mdbook serve`: the book, `--hostname 127.0.0.1` unless `extra`
@@ -791,10 +887,10 @@ mod tests {
     use std::sync::atomic::{AtomicUsize, Ordering};
 
     /// A fresh directory under the system temp dir, removed on drop.
-    struct TempDir(PathBuf);
+    pub(super) struct TempDir(pub(super) PathBuf);
 
     impl TempDir {
-        fn new() -> TempDir {
+        pub(super) fn new() -> TempDir {
             static NEXT: AtomicUsize = AtomicUsize::new(0);
             let path = std::env::temp_dir().join(format!(
                 "xtask-book-test-{}-{}",
@@ -807,7 +903,7 @@ mod tests {
         }
 
         /// Writes `contents` to `rel`, creating parent directories.
-        fn write(&self, rel: &str, contents: &str) {
+        pub(super) fn write(&self, rel: &str, contents: &str) {
             let path = self.0.join(rel);
             fs::create_dir_all(path.parent().unwrap()).unwrap();
             fs::write(path, contents).unwrap();
@@ -1111,6 +1207,22 @@ fn tail() {}
         );
         assert_eq!(args(&["-n", "0.0.0.0"]), ["serve", "book", "-n", "0.0.0.0"]);
         assert_eq!(args(&["--hostname=::"]), ["serve", "book", "--hostname=::"]);
+    }
+
+    #[test]
+    fn the_preprocessor_command_is_one_word_for_mdbook() {
+        assert_eq!(shell_word("/a/target/debug/xtask"), "/a/target/debug/xtask");
+        assert_eq!(shell_word("/my dir/it's"), "'/my dir/it'\"'\"'s'");
+        let dir = TempDir::new();
+        assert_eq!(preprocessor_command(&dir.0), None);
+        dir.write("book/book.toml", "[preprocessor.gettext]\n");
+        assert_eq!(preprocessor_command(&dir.0), None);
+        dir.write(
+            "book/book.toml",
+            "[preprocessor.exercise-stubs]\nafter = []\n",
+        );
+        let command = preprocessor_command(&dir.0).unwrap();
+        assert!(command.ends_with(" book preprocess"), "{command}");
     }
 
     #[test]

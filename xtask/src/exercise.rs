@@ -49,7 +49,7 @@ use std::time::Duration;
 
 mod cargo;
 mod lock;
-mod manifest;
+pub(crate) mod manifest;
 mod pages;
 mod process;
 mod progress;
@@ -377,7 +377,7 @@ impl<'a> Learner<'a> {
             if !stubbed[ex.id.as_str()]
                 && let Some(text) = texts.get_mut(ex.file.as_str())
             {
-                *text = region::stub(text, &ex.id, &self.manifest.todo_message(ex))
+                *text = region::stub(text, &ex.id, &self.manifest.stub_note(ex))
                     .map_err(Error::region(&ex.file))?;
             }
             progress.started.insert(ex.id.clone());
@@ -969,7 +969,7 @@ impl<'a> Learner<'a> {
                     .lines()
                     .count();
                 let stubbed =
-                    region::stub(&text, &ex.id, &self.manifest.todo_message(ex))
+                    region::stub(&text, &ex.id, &self.manifest.stub_note(ex))
                         .map_err(Error::region(&ex.file))?;
                 self.write(&ex.file, &stubbed)?;
                 println!(

@@ -8,6 +8,8 @@
 //!                                  `--lang zh-CN` serves the Chinese edition
 //! cargo xtask book po-update      merge the English messages into book/po/zh-CN.po
 //! cargo xtask book browser-check  every page of both editions in headless Chromium
+//! cargo xtask book preprocess     the book's mdBook preprocessor: exercise stubs in the
+//!                                  chapters (book.toml runs it)
 //! cargo xtask exercise COMMAND     the exercises: start, next, check, hint, solution, reset,
 //!                                  and CI's verify and schedule --check
 //! cargo xtask protobuf-schema     write the server's protobuf table from k8s-pb and
@@ -102,10 +104,43 @@ enum BookCommand {
     /// New messages arrive untranslated and changed ones fuzzy; the build fails
     /// until each is translated. Needs GNU gettext (msgmerge, msgattrib).
     PoUpdate,
+    /// The mdBook preprocessor that shows each exercise's function with its stub
+    /// on the chapter pages (book/book.toml runs it)
+    ///
+    /// Reads mdBook's [context, book] JSON from stdin and writes the book to stdout.
+    /// A chapter page that includes an exercise region itself is an error.
+    Preprocess {
+        /// `supports RENDERER`: whether it runs for that renderer (exit code 0)
+        #[command(subcommand)]
+        command: Option<PreprocessCommand>,
+    },
+}
+
+/// `cargo xtask book preprocess …`: mdBook's questions to a preprocessor.
+#[derive(Debug, Clone, PartialEq, Eq, Subcommand)]
+enum PreprocessCommand {
+    /// Exit with 0 if the preprocessor runs for RENDERER, with 1 if not
+    Supports {
+        /// The renderer, e.g. `html`
+        renderer: String,
+    },
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Commands::Book {
+        command:
+            BookCommand::Preprocess {
+                command: Some(PreprocessCommand::Supports { renderer }),
+            },
+    } = &cli.command
+    {
+        return if book::supports(renderer) {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::FAILURE
+        };
+    }
     match run(&workspace_root(), cli.command) {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
@@ -130,6 +165,23 @@ fn run(root: &Path, command: Commands) -> Result<(), Error> {
         Commands::Book {
             command: BookCommand::BrowserCheck,
         } => book::browser_check(root),
+        Commands::Book {
+            command: BookCommand::Preprocess { command: None },
+        } => book::preprocess(root),
+        Commands::Book {
+            command:
+                BookCommand::Preprocess {
+                    command: Some(PreprocessCommand::Supports { renderer }),
+                },
+        } => {
+            if book::supports(&renderer) {
+                Ok(())
+            } else {
+                Err(Error::Check(format!(
+                    "the exercise stubs do not run for the `{renderer}` renderer"
+                )))
+            }
+        }
         Commands::Exercise { command } => exercise::run(root, command),
         Commands::ProtobufSchema { check } => protobuf_schema::run(root, check),
     }
@@ -203,6 +255,22 @@ mod tests {
             parse(&["book", "build"]).unwrap(),
             Commands::Book {
                 command: BookCommand::Build
+            }
+        );
+        assert_eq!(
+            parse(&["book", "preprocess"]).unwrap(),
+            Commands::Book {
+                command: BookCommand::Preprocess { command: None }
+            }
+        );
+        assert_eq!(
+            parse(&["book", "preprocess", "supports", "html"]).unwrap(),
+            Commands::Book {
+                command: BookCommand::Preprocess {
+                    command: Some(PreprocessCommand::Supports {
+                        renderer: "html".into()
+                    })
+                }
             }
         );
         let err = parse(&["book", "build", "extra"]).unwrap_err();

@@ -153,6 +153,7 @@ impl KeyHistory {
             .and_then(|v| v.kv.as_ref())
     }
 
+    // ANCHOR: key_history_compact
     /// Mirrors etcd's `keyIndex.compact`: forgets every version older than `at`,
     /// except the newest version at or before `at` (reads at `at` still need
     /// it), and drops that one too when it is a tombstone. Returns whether the
@@ -168,6 +169,7 @@ impl KeyHistory {
         self.versions.is_empty()
         // ANCHOR_END: ex5-compact-key-history
     }
+    // ANCHOR_END: key_history_compact
 }
 
 impl MvccState {

@@ -191,7 +191,7 @@ pub(crate) fn listings(html: &str) -> Vec<Listing> {
 }
 
 /// `html` without its tags.
-fn strip_tags(html: &str) -> String {
+pub(crate) fn strip_tags(html: &str) -> String {
     let mut out = String::with_capacity(html.len());
     let mut in_tag = false;
     for c in html.chars() {
@@ -206,7 +206,7 @@ fn strip_tags(html: &str) -> String {
 }
 
 /// Text with the entities mdBook writes in code turned back into characters.
-fn unescape(text: &str) -> String {
+pub(crate) fn unescape(text: &str) -> String {
     text.replace("&lt;", "<")
         .replace("&gt;", ">")
         .replace("&quot;", "\"")

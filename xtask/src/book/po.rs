@@ -26,6 +26,7 @@ use std::process::Command;
 
 use pulldown_cmark::{Event, Parser, Tag};
 
+use super::stubs;
 use crate::error::Error;
 
 /// The one translation: Simplified Chinese.
@@ -63,12 +64,19 @@ pub(crate) fn extract_template(root: &Path) -> Result<PathBuf, Error> {
         std::env::temp_dir().join(format!("xtask-pot-{}", std::process::id()));
     let _ = fs::remove_dir_all(&scratch);
     let scratch_arg = scratch.display().to_string();
-    let output = Command::new("mdbook")
+    let mut command = Command::new("mdbook");
+    command
         .args(["build", "book", "-d", &scratch_arg])
         .env("MDBOOK_OUTPUT", r#"{"xgettext": {}}"#)
         .env("MDBOOK_BUILD__USE_DEFAULT_PREPROCESSORS", "false")
         // Only the links preprocessor is named in `before`, and it is off here.
         .env("MDBOOK_PREPROCESSOR__GETTEXT__BEFORE", "[]")
+        // The exercise stubs say they do not run for xgettext.
+        .env(stubs::BEFORE_ENV, "[]");
+    if let Some(preprocessor) = super::preprocessor_command(root) {
+        command.env(stubs::COMMAND_ENV, preprocessor);
+    }
+    let output = command
         .current_dir(root)
         .output()
         .map_err(Error::spawn("mdbook"))?;

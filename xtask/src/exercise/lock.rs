@@ -290,7 +290,15 @@ minutes = 5
                 "00000000000000aa".to_string(),
             )]),
         };
-        let stubbed = region::stub(A, "ex1-a", "ex1-a: A").unwrap();
+        let stubbed = region::stub(
+            A,
+            "ex1-a",
+            &region::Note {
+                message: "ex1-a: A".into(),
+                page: "book/src/stage1/exercises.md".into(),
+            },
+        )
+        .unwrap();
         let computed = compute(&manifest, &old, |file| {
             file.ends_with("a.rs").then(|| stubbed.clone())
         });

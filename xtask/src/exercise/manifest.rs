@@ -307,8 +307,7 @@ impl Manifest {
                     ex.id, ex.file
                 )),
                 Ok(text) => {
-                    if let Err(e) =
-                        region::stub(&text, &ex.id, &self.todo_message(ex))
+                    if let Err(e) = region::stub(&text, &ex.id, &self.stub_note(ex))
                     {
                         problems.push(format!(
                             "exercise `{}` in {}: {e}",
@@ -372,15 +371,18 @@ impl Manifest {
         }
     }
 
-    /// The message of an exercise's stub: `todo!("<id>: <title> — see the book,
-    /// <page>")`, where the page is the exercise's section on its chapter's
-    /// exercises page.
-    pub(crate) fn todo_message(&self, ex: &Exercise) -> String {
+    /// What an exercise's stub says (see [`region::stub`]): `todo!("<id>: <title>")`,
+    /// under a comment that names the chapter's exercises page, where the exercise
+    /// has its section.
+    pub(crate) fn stub_note(&self, ex: &Exercise) -> region::Note {
         let page = match self.chapter(ex.stage()) {
-            Some(chapter) => format!("{}#{}", chapter.exercises_page, ex.id),
-            None => ex.page.clone(),
+            Some(chapter) => chapter.exercises_page.as_str(),
+            None => ex.page.split('#').next().unwrap_or(&ex.page),
         };
-        format!("{}: {} — see the book, {page}", ex.id, ex.title)
+        region::Note {
+            message: format!("{}: {}", ex.id, ex.title),
+            page: format!("book/src/{page}"),
+        }
     }
 
     /// The exercises of one stage, in book order (across the stage's crates).
@@ -777,8 +779,11 @@ minutes = 10
             ["stage1-store", "stage5-storage", "stage5-cacher"]
         );
         assert_eq!(
-            manifest.todo_message(&manifest.exercises[0]),
-            "ex1-split-key: Split a key — see the book, stage1/exercises.md#ex1-split-key"
+            manifest.stub_note(&manifest.exercises[0]),
+            region::Note {
+                message: "ex1-split-key: Split a key".into(),
+                page: "book/src/stage1/exercises.md".into(),
+            }
         );
         let ids = |exercises: Vec<&Exercise>| -> Vec<String> {
             exercises.iter().map(|ex| ex.id.clone()).collect()

@@ -11,16 +11,21 @@
 //! ```
 //!
 //! [`stub`] keeps both anchor lines (so the book, `solution` and `reset` still find
-//! the region) and replaces what lies between them with a line that uses every
-//! parameter, so the stubbed crate builds without `unused_variables` warnings, and a
-//! `todo!` that names the exercise:
+//! the region) and replaces what lies between them with a comment that names the
+//! exercise and its page in the book, a line that uses every parameter, so the
+//! stubbed crate builds without `unused_variables` warnings, and a `todo!` whose
+//! message names the exercise again:
 //!
 //! ```text
 //!     // ANCHOR: ex1-split-key
+//!     // Exercise ex1-split-key: see book/src/stage1/exercises.md
 //!     let _ = &key;
-//!     todo!("ex1-split-key: Split a key into namespace and name — see the book, stage1/exercises.md#ex1-split-key")
+//!     todo!("ex1-split-key: Split a key into namespace and name")
 //!     // ANCHOR_END: ex1-split-key
 //! ```
+//!
+//! The same stub is what the book's chapters show in place of the reference body
+//! (see `book/stubs.rs`), so every line of it fits the book's listings.
 //!
 //! The parameters come from the signature of the enclosing function, found by
 //! scanning back from the `ANCHOR` line to the nearest `fn name` and parsing its
@@ -125,6 +130,16 @@ impl From<String> for SignatureError {
     fn from(message: String) -> SignatureError {
         SignatureError(message)
     }
+}
+
+/// What a stub says about its exercise (see [`stub`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Note {
+    /// The `todo!` message: `<id>: <title>`.
+    pub(crate) message: String,
+    /// The book's page for the exercise, from the workspace root, e.g.
+    /// `book/src/stage1/exercises.md`.
+    pub(crate) page: String,
 }
 
 /// Where one region sits in a file: the indices (from 0) of its two marker lines.
@@ -263,10 +278,11 @@ fn splice(text: &str, region: Region, new_body: &str) -> String {
     out
 }
 
-/// `text` with the region `id` stubbed: its body becomes a use of every parameter
-/// and `todo!("{message}")`. Fails when the region is not the whole body of one
-/// function or a parameter pattern is beyond the parser.
-pub(crate) fn stub(text: &str, id: &str, message: &str) -> Result<String, Error> {
+/// `text` with the region `id` stubbed: its body becomes a comment that names the
+/// exercise and its page, a use of every parameter and `todo!("{message}")`. Fails
+/// when the region is not the whole body of one function or a parameter pattern is
+/// beyond the parser.
+pub(crate) fn stub(text: &str, id: &str, note: &Note) -> Result<String, Error> {
     let region = find(text, id)?;
     let all = lines(text);
     let signature = enclosing_fn(&all, region, id)?;
@@ -283,16 +299,17 @@ pub(crate) fn stub(text: &str, id: &str, message: &str) -> Result<String, Error>
     Ok(splice(
         text,
         region,
-        &stub_body(&indent, newline, &signature.bindings, message),
+        &stub_body(&indent, newline, &signature.bindings, id, note),
     ))
 }
 
 /// The lines of a stub body.
-pub(crate) fn stub_body(
+fn stub_body(
     indent: &str,
     newline: &str,
     bindings: &[Binding],
-    message: &str,
+    id: &str,
+    note: &Note,
 ) -> String {
     let uses: Vec<String> = bindings
         .iter()
@@ -304,7 +321,7 @@ pub(crate) fn stub_body(
             }
         })
         .collect();
-    let mut out = String::new();
+    let mut out = format!("{indent}// Exercise {id}: see {}{newline}", note.page);
     match uses.as_slice() {
         [] => {}
         [one] => out.push_str(&format!("{indent}let _ = {one};{newline}")),
@@ -314,7 +331,7 @@ pub(crate) fn stub_body(
     }
     out.push_str(&format!(
         "{indent}todo!({}){newline}",
-        rust_format_literal(message)
+        rust_format_literal(&note.message)
     ));
     out
 }
@@ -685,6 +702,14 @@ fn single(name: &str, mutable: bool) -> Option<Vec<Binding>> {
 mod tests {
     use super::*;
 
+    /// A note whose `todo!` says `message`.
+    fn note(message: &str) -> Note {
+        Note {
+            message: message.to_string(),
+            page: "book/src/stage1/exercises.md".to_string(),
+        }
+    }
+
     /// `current` with the region `id` taken from `reference`.
     fn restore(current: &str, reference: &str, id: &str) -> Result<String, Error> {
         replace_body(current, id, &body(reference, id)?)
@@ -771,12 +796,13 @@ impl X {
     }
 }
 ";
-        let stubbed =
-            stub(text, "ex1-update", "ex1-update: Update — see p.md").unwrap();
+        let stubbed = stub(text, "ex1-update", &note("ex1-update: Update")).unwrap();
         assert!(
             stubbed.contains(
-                "        // ANCHOR: ex1-update\n        let _ = (&self, &old, &mut new);\n        \
-                 todo!(\"ex1-update: Update — see p.md\")\n        // ANCHOR_END: ex1-update\n"
+                "        // ANCHOR: ex1-update\n        \
+                 // Exercise ex1-update: see book/src/stage1/exercises.md\n        \
+                 let _ = (&self, &old, &mut new);\n        \
+                 todo!(\"ex1-update: Update\")\n        // ANCHOR_END: ex1-update\n"
             ),
             "{stubbed}"
         );
@@ -812,13 +838,16 @@ fn keys<'i>(index: Option<&'i Index>, values: &[Cow<'_, str>]) -> Vec<&'i str>
             rust_format_literal("it's \\ \"q\"\n"),
             "\"it's \\\\ \\\"q\\\"\\n\""
         );
-        let once = stub(CODE, "ex1-split", "ex1-split: Split {a} \"b\"").unwrap();
+        let split = note("ex1-split: Split {a} \"b\"");
+        let once = stub(CODE, "ex1-split", &split).unwrap();
         assert!(once.contains(
-            "    let _ = &key;\n    todo!(\"ex1-split: Split {{a}} \\\"b\\\"\")\n"
+            "    // ANCHOR: ex1-split\n    \
+             // Exercise ex1-split: see book/src/stage1/exercises.md\n    \
+             let _ = &key;\n    todo!(\"ex1-split: Split {{a}} \\\"b\\\"\")\n"
         ));
         assert!(is_stub(&once, "ex1-split").unwrap());
         assert!(!is_stub(&once, "ex1-keys").unwrap());
-        let twice = stub(&once, "ex1-keys", "ex1-keys: Keys").unwrap();
+        let twice = stub(&once, "ex1-keys", &note("ex1-keys: Keys")).unwrap();
         assert!(twice.contains(
             "    let _ = (&index, &values);\n    todo!(\"ex1-keys: Keys\")\n"
         ));
@@ -830,16 +859,13 @@ fn keys<'i>(index: Option<&'i Index>, values: &[Cow<'_, str>]) -> Vec<&'i str>
         .unwrap();
         assert_eq!(back.as_bytes(), CODE.as_bytes());
         // Stubbing a stub changes nothing.
-        assert_eq!(
-            stub(&once, "ex1-split", "ex1-split: Split {a} \"b\"").unwrap(),
-            once
-        );
+        assert_eq!(stub(&once, "ex1-split", &split).unwrap(), once);
     }
 
     #[test]
     fn crlf_files_keep_their_line_endings() {
         let crlf = CODE.replace('\n', "\r\n");
-        let stubbed = stub(&crlf, "ex1-split", "m").unwrap();
+        let stubbed = stub(&crlf, "ex1-split", &note("m")).unwrap();
         assert!(!stubbed.replace("\r\n", "").contains('\n'));
         assert_eq!(restore(&stubbed, &crlf, "ex1-split").unwrap(), crlf);
     }
@@ -847,18 +873,18 @@ fn keys<'i>(index: Option<&'i Index>, values: &[Cow<'_, str>]) -> Vec<&'i str>
     #[test]
     fn region_must_be_a_whole_body() {
         let partial = "fn f(a: u8) {\n    let b = a;\n    // ANCHOR: ex1-x\n    b;\n    // ANCHOR_END: ex1-x\n}\n";
-        let err = stub(partial, "ex1-x", "m").unwrap_err().to_string();
+        let err = stub(partial, "ex1-x", &note("m")).unwrap_err().to_string();
         assert!(err.contains("whole body of `fn f`"), "{err}");
         let trailing = "fn f(a: u8) {\n    // ANCHOR: ex1-x\n    a;\n    // ANCHOR_END: ex1-x\n    a;\n}\n";
         assert!(
-            stub(trailing, "ex1-x", "m")
+            stub(trailing, "ex1-x", &note("m"))
                 .unwrap_err()
                 .to_string()
                 .contains("closing")
         );
         let outside = "// ANCHOR: ex1-x\nstruct S;\n// ANCHOR_END: ex1-x\n";
         assert!(
-            stub(outside, "ex1-x", "m")
+            stub(outside, "ex1-x", &note("m"))
                 .unwrap_err()
                 .to_string()
                 .contains("not inside a function")

@@ -168,7 +168,7 @@ pub(crate) fn verify(
             let verdict = scratch.check_exercise(
                 ex,
                 &earlier,
-                &manifest.todo_message(ex),
+                &manifest.stub_note(ex),
                 options,
             );
             let secs = clock.elapsed().as_secs_f64();
@@ -773,7 +773,7 @@ impl Scratch {
         &self,
         ex: &Exercise,
         earlier: &[&Exercise],
-        message: &str,
+        note: &region::Note,
         options: &Options,
     ) -> Verdict {
         let path = self.dir.join(&ex.file);
@@ -786,7 +786,7 @@ impl Scratch {
                 };
             }
         };
-        let run = region::stub(&original, &ex.id, message)
+        let run = region::stub(&original, &ex.id, note)
             .map_err(Error::region(&ex.file))
             .and_then(|stubbed| {
                 fs::write(&path, stubbed).map_err(Error::io("write", &path))?;
