@@ -1,10 +1,8 @@
-//! The defaults kube-apiserver fills in when it decodes an object, and the pod
-//! strategy's `PrepareForCreate`: mirrors `pkg/apis/core/v1/defaults.go`
-//! (`SetDefaults_PodSpec`, `SetDefaults_Container`, `SetDefaults_Pod`,
-//! `SetDefaults_Secret`), `pkg/apis/apps/v1/defaults.go`
-//! (`SetDefaults_Deployment`), `pkg/registry/core/pod/strategy.go`
-//! (`podStrategy.PrepareForCreate`) and `pkg/apis/core/helper/qos`
-//! (`GetPodQOS`).
+//! The defaults kube-apiserver fills in when it decodes an object: mirrors
+//! `pkg/apis/core/v1/defaults.go` (`SetDefaults_PodSpec`,
+//! `SetDefaults_Container`, `SetDefaults_Pod`, `SetDefaults_Secret`) and
+//! `pkg/apis/apps/v1/defaults.go` (`SetDefaults_Deployment`). Each kind's
+//! registry strategy applies its own ([`crate::registry`]).
 //!
 //! Upstream defaults every object it decodes from a request, so a pod created
 //! with only a name and an image comes back with `restartPolicy: Always`,
@@ -13,33 +11,25 @@
 //! volume sources' and probes' defaults are not.
 
 use serde_json::{Map, Value, json};
-use stage5_storage::{Object, ResourceInfo};
+use stage5_storage::Object;
 
-/// Mirrors the generated `SetObjectDefaults_*` of `info`'s kind.
-pub fn set_defaults(info: &ResourceInfo, obj: &mut Object) {
-    match (info.group, info.kind) {
-        ("", "Pod") => {
-            if let Some(spec) =
-                obj.data.get_mut("spec").and_then(Value::as_object_mut)
-            {
-                set_defaults_pod_spec(spec);
-            }
-        }
-        ("apps", "Deployment") => set_defaults_deployment(&mut obj.data),
-        ("", "Secret") => {
-            if let Value::Object(fields) = &mut obj.data {
-                default(fields, "type", json!("Opaque"));
-            }
-        }
-        _ => {}
+/// Mirrors the generated `SetObjectDefaults_Pod`: the pod spec's defaults.
+pub fn set_object_defaults_pod(pod: &mut Object) {
+    if let Some(spec) = pod.data.get_mut("spec").and_then(Value::as_object_mut) {
+        set_defaults_pod_spec(spec);
     }
 }
 
-/// Mirrors `podStrategy.PrepareForCreate`: a new pod's status is `Pending`
-/// with its QoS class, whatever the client sent.
-pub fn prepare_pod_for_create(pod: &mut Object) {
-    let qos = pod_qos(&pod.data);
-    pod.data["status"] = json!({"phase": "Pending", "qosClass": qos});
+/// Mirrors the generated `SetObjectDefaults_Deployment`.
+pub fn set_object_defaults_deployment(deployment: &mut Object) {
+    set_defaults_deployment(&mut deployment.data);
+}
+
+/// Mirrors `SetDefaults_Secret`: a secret without a type is `Opaque`.
+pub fn set_object_defaults_secret(secret: &mut Object) {
+    if let Value::Object(fields) = &mut secret.data {
+        default(fields, "type", json!("Opaque"));
+    }
 }
 
 fn default(fields: &mut Map<String, Value>, key: &str, value: Value) {
@@ -161,39 +151,19 @@ fn set_defaults_deployment(data: &mut Value) {
     }
 }
 
-/// Mirrors `qos.GetPodQOS`: `Guaranteed` when every container limits cpu and
-/// memory to what it requests, `BestEffort` when none requests or limits
-/// anything, `Burstable` otherwise.
-fn pod_qos(pod: &Value) -> &'static str {
-    let containers = ["initContainers", "containers"]
-        .iter()
-        .filter_map(|list| pod["spec"][list].as_array())
-        .flatten();
-    let mut any = false;
-    let mut guaranteed = true;
-    for container in containers {
-        let requests = container["resources"]["requests"].as_object();
-        let limits = container["resources"]["limits"].as_object();
-        let has = |m: Option<&Map<String, Value>>| m.is_some_and(|m| !m.is_empty());
-        any |= has(requests) || has(limits);
-        for resource in ["cpu", "memory"] {
-            let limit = limits.and_then(|l| l.get(resource));
-            let request = requests.and_then(|r| r.get(resource)).or(limit);
-            if limit.is_none() || request != limit {
-                guaranteed = false;
-            }
-        }
-    }
-    match (any, guaranteed) {
-        (false, _) => "BestEffort",
-        (true, true) => "Guaranteed",
-        (true, false) => "Burstable",
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use stage5_storage::ResourceInfo;
+
+    /// The kind's defaults, as its registry strategy applies them.
+    fn set_defaults(info: &ResourceInfo, obj: &mut Object) {
+        crate::registry::strategy_for(info).set_defaults(obj);
+    }
+
+    fn prepare_pod_for_create(pod: &mut Object) {
+        crate::registry::strategy_for(&ResourceInfo::PODS).prepare_for_create(pod);
+    }
 
     fn object(info: &ResourceInfo, data: Value) -> Object {
         Object::new(info, Some("default"), "x").with_data(data)
@@ -224,20 +194,6 @@ mod tests {
         assert_eq!(
             pod.data["status"],
             json!({"phase": "Pending", "qosClass": "BestEffort"})
-        );
-    }
-
-    #[test]
-    fn qos_follows_requests_and_limits() {
-        let with = |resources: Value| json!({"spec": {"containers": [{"name": "a", "resources": resources}]}});
-        assert_eq!(pod_qos(&with(json!({}))), "BestEffort");
-        assert_eq!(
-            pod_qos(&with(json!({"limits": {"cpu": "1", "memory": "1Gi"}}))),
-            "Guaranteed"
-        );
-        assert_eq!(
-            pod_qos(&with(json!({"requests": {"cpu": "1"}}))),
-            "Burstable"
         );
     }
 

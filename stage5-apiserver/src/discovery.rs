@@ -132,7 +132,7 @@ fn api_resource(info: &ResourceInfo) -> Value {
 /// (the scale client finds the kind here).
 fn api_subresources(info: &ResourceInfo) -> Vec<Value> {
     let mut subresources = Vec::new();
-    if crate::handlers::subresource::has_status(info) {
+    if crate::registry::strategy_for(info).has_status_subresource() {
         subresources.push(json!({
             "name": format!("{}/status", info.plural),
             "singularName": "",
@@ -141,7 +141,7 @@ fn api_subresources(info: &ResourceInfo) -> Vec<Value> {
             "verbs": ["get", "patch", "update"],
         }));
     }
-    if crate::handlers::subresource::has_scale(info) {
+    if crate::registry::strategy_for(info).has_scale_subresource() {
         subresources.push(json!({
             "name": format!("{}/scale", info.plural),
             "singularName": "",
@@ -295,25 +295,14 @@ pub async fn openapi_v3_group_version(
 /// described reference wrapped in `allOf`), each kind's schema tagged with its
 /// `x-kubernetes-group-version-kind`, which is how `kubectl explain` finds it.
 pub fn component_schemas(infos: &[&ResourceInfo]) -> serde_json::Map<String, Value> {
-    use k8s_openapi::api::{apps, core, events};
     let mut generator =
         schemars::generate::SchemaSettings::openapi3().into_generator();
     let mut kinds = Vec::new();
     for info in infos {
-        let schema = match (info.group, info.kind) {
-            ("", "Pod") => generator.subschema_for::<core::v1::Pod>(),
-            ("", "ConfigMap") => generator.subschema_for::<core::v1::ConfigMap>(),
-            ("", "Secret") => generator.subschema_for::<core::v1::Secret>(),
-            ("", "Namespace") => generator.subschema_for::<core::v1::Namespace>(),
-            ("", "Node") => generator.subschema_for::<core::v1::Node>(),
-            ("", "Event") => generator.subschema_for::<core::v1::Event>(),
-            ("apps", "Deployment") => {
-                generator.subschema_for::<apps::v1::Deployment>()
-            }
-            ("events.k8s.io", "Event") => {
-                generator.subschema_for::<events::v1::Event>()
-            }
-            _ => continue,
+        let Some(schema) =
+            crate::registry::strategy_for(info).openapi_schema(&mut generator)
+        else {
+            continue;
         };
         if let Some(name) = schema
             .get("$ref")

@@ -44,6 +44,7 @@ pub fn resource(resource: &RegisteredResource) -> RegisteredResource {
         Arc::new(DryRunStorage::new(Arc::clone(&resource.dyn_storage)));
     RegisteredResource {
         info: resource.info.clone(),
+        strategy: resource.strategy,
         storage: ResourceStorage::Converted(Arc::clone(&storage)),
         dyn_storage: storage,
     }

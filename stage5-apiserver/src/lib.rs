@@ -77,7 +77,6 @@ pub mod secure_serving;
 pub mod server;
 pub mod status;
 pub mod system_namespaces;
-pub mod validation;
 pub mod watch;
 
 pub use app_state::AppState;

@@ -39,7 +39,6 @@ use tokio_util::sync::CancellationToken;
 use crate::AppState;
 use crate::namespace_lifecycle::TERMINATING;
 use crate::registry::{RegisteredResource, Registry};
-use crate::validation;
 
 /// The finalizer kube-apiserver puts in every namespace's spec, which its
 /// namespace controller removes once the namespace is empty.
@@ -78,7 +77,7 @@ pub async fn delete(
     let update = Box::new(|current: &Object| {
         let mut next = current.clone();
         if next.metadata.deletion_timestamp.is_none() {
-            next.metadata.deletion_timestamp = Some(validation::now());
+            next.metadata.deletion_timestamp = Some(crate::registry::rest::now());
             next.metadata.deletion_grace_period_seconds = Some(0);
         }
         next.data["status"]["phase"] = json!(TERMINATING);

@@ -1,14 +1,14 @@
 //! structured-merge-diff's `merge` package over the served kinds' schemas
 //! (apimachinery's type converter), as upstream's tests run it over real types.
 
-use apimachinery::util::managedfields::typeconverter::for_kind;
+use apimachinery::util::managedfields::typeconverter;
 use serde_json::json;
 use structured_merge_diff::fieldpath::Set;
 use structured_merge_diff::merge::*;
 use structured_merge_diff::schema::Schema;
 
 fn deployment() -> &'static Schema {
-    for_kind("Deployment")
+    &typeconverter::DEPLOYMENT
 }
 
 fn paths(set: &Set) -> Vec<String> {
@@ -85,7 +85,7 @@ fn apply_then_conflict_then_force() {
 
 #[test]
 fn fields_no_longer_applied_are_removed_unless_someone_else_owns_them() {
-    let schema = for_kind("ConfigMap");
+    let schema = &typeconverter::PLAIN;
     let (obj, managers) = apply(
         &json!({}),
         &json!({"data": {"a": "1", "b": "2", "c": "3"}}),
@@ -148,7 +148,7 @@ fn fields_no_longer_applied_are_removed_unless_someone_else_owns_them() {
 
 #[test]
 fn updates_take_changed_fields_from_appliers() {
-    let schema = for_kind("ConfigMap");
+    let schema = &typeconverter::PLAIN;
     let (obj, managers) = apply(
         &json!({}),
         &json!({"data": {"a": "1"}}),
@@ -185,7 +185,7 @@ fn an_invalid_configuration_is_refused() {
     let error = apply(
         &json!({}),
         &json!({"spec": {"containers": [{"name": "c"}, {"name": "c"}]}}),
-        for_kind("Pod"),
+        &typeconverter::POD,
         "v1",
         ManagedFields::new(),
         "a",

@@ -1,14 +1,14 @@
 //! structured-merge-diff's `typed` package over the served kinds' schemas
 //! (apimachinery's type converter), as upstream's tests run it over real types.
 
-use apimachinery::util::managedfields::typeconverter::for_kind;
+use apimachinery::util::managedfields::typeconverter;
 use serde_json::json;
 use structured_merge_diff::fieldpath::{Path, PathElement, Set};
 use structured_merge_diff::schema::Schema;
 use structured_merge_diff::typed::*;
 
 fn pod() -> &'static Schema {
-    for_kind("Pod")
+    &typeconverter::POD
 }
 
 #[test]
@@ -52,7 +52,7 @@ fn merge_maps_lists_by_key_sets_and_atomics() {
 
 #[test]
 fn merge_keeps_the_configurations_order_for_shared_items() {
-    let schema = for_kind("Pod");
+    let schema = &typeconverter::POD;
     let live = json!({"spec": {"containers": [{"name": "a"}, {"name": "x"}, {"name": "b"}]}});
     let config = json!({"spec": {"containers": [{"name": "b"}, {"name": "a"}]}});
     let merged = merge(&live, &config, schema);
@@ -126,7 +126,7 @@ fn strict_field_sets_refuse_duplicates_and_missing_keys() {
 fn compare_reports_added_removed_modified() {
     let old = json!({"spec": {"replicas": 1, "paused": true, "template": {"spec": {"containers": [{"name": "a", "image": "x"}]}}}});
     let new = json!({"spec": {"replicas": 2, "minReadySeconds": 5, "template": {"spec": {"containers": [{"name": "b", "image": "x"}]}}}});
-    let c = compare(&old, &new, for_kind("Deployment"));
+    let c = compare(&old, &new, &typeconverter::DEPLOYMENT);
     let show = |s: &Set| {
         s.paths()
             .iter()
@@ -144,7 +144,7 @@ fn compare_reports_added_removed_modified() {
         ]
     );
     assert_eq!(show(&c.removed).len(), 4);
-    assert!(compare(&old, &old, for_kind("Deployment")).is_same());
+    assert!(compare(&old, &old, &typeconverter::DEPLOYMENT).is_same());
 }
 
 #[test]

@@ -43,10 +43,10 @@ use stage5_storage::{Object, ResourceInfo};
 
 use crate::status::ApiError;
 
+use crate::registry::strategy_for;
 use apimachinery::util::managedfields::managedfields::{
     self as managed_fields, APPLY, Managed, ManagerInfo, UPDATE,
 };
-use apimachinery::util::managedfields::typeconverter;
 use structured_merge_diff::merge::{self as update, ApplyError, Conflict};
 
 /// Upstream's `FieldManagerMaxLength`.
@@ -190,18 +190,7 @@ fn empty_value(info: &ResourceInfo) -> Value {
     use serde_json::json;
     let mut value = json!({"apiVersion": info.api_version(), "kind": info.kind,
         "metadata": {"creationTimestamp": null}});
-    let pod_spec = json!({"containers": null});
-    let rest = match info.kind {
-        "Pod" => json!({"spec": pod_spec, "status": {}}),
-        "Deployment" => json!({
-            "spec": {"selector": null, "strategy": {}, "template": {
-                "metadata": {"creationTimestamp": null}, "spec": pod_spec}},
-            "status": {},
-        }),
-        "Node" | "Namespace" => json!({"spec": {}, "status": {}}),
-        "Event" => json!({"involvedObject": {}, "source": {}}),
-        _ => json!({}),
-    };
+    let rest = strategy_for(info).new_object();
     if let (Some(out), Value::Object(rest)) = (value.as_object_mut(), rest) {
         out.extend(rest);
     }
@@ -278,7 +267,7 @@ fn record_update(
     new: &Value,
     id: &str,
 ) {
-    let schema = typeconverter::for_kind(info.kind);
+    let schema = strategy_for(info).field_schema();
     let fields = std::mem::take(&mut managed.fields);
     let (fields, touched) =
         update::update_fields(live, new, schema, &info.api_version(), fields, id);
@@ -290,7 +279,7 @@ fn record_update(
     {
         managed
             .times
-            .insert(id.to_string(), Some(crate::validation::now()));
+            .insert(id.to_string(), Some(crate::registry::rest::now()));
     }
 }
 
@@ -331,7 +320,7 @@ pub fn apply(
     if !config["metadata"]["managedFields"].is_null() {
         return Err(ApiError::bad_request("metadata.managedFields must be nil"));
     }
-    let schema = typeconverter::for_kind(info.kind);
+    let schema = strategy_for(info).field_schema();
     let mut managed = managed_fields::decode(
         live.metadata.managed_fields.as_deref().unwrap_or_default(),
     )
@@ -387,7 +376,7 @@ pub fn apply(
     managed.fields = fields;
     managed_fields::strip(&mut managed, &id);
     if merged.is_some() {
-        managed.times.insert(id, Some(crate::validation::now()));
+        managed.times.insert(id, Some(crate::registry::rest::now()));
     }
     let mut value = merged.unwrap_or(live_value);
     drop_nulls(&mut value);

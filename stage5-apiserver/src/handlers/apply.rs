@@ -17,8 +17,8 @@ use stage5_storage::{Object, ResourceInfo, StorageError, object_key};
 use crate::fieldmanager;
 use crate::namespace_lifecycle;
 use crate::registry::{RegisteredResource, Registry};
+use crate::registry::{rest, strategy_for};
 use crate::status::ApiError;
-use crate::validation;
 
 use super::rest::*;
 
@@ -105,22 +105,12 @@ fn before_create(
     name: &str,
 ) -> Result<Object, ApiError> {
     check_name(info, &mut next, namespace, name)?;
-    next.metadata.uid = Some(validation::new_uid());
-    next.metadata.creation_timestamp = Some(validation::now());
-    next.metadata.deletion_timestamp = None;
-    next.metadata.generation = Some(1);
+    rest::fill_object_meta_system_fields(&mut next);
     next.metadata.resource_version = None;
-    if *info == ResourceInfo::NAMESPACES {
-        crate::system_namespaces::prepare_for_create(&mut next);
-    }
-    crate::defaults::set_defaults(info, &mut next);
-    if *info == ResourceInfo::PODS {
-        crate::defaults::prepare_pod_for_create(&mut next);
-    }
-    if *info == ResourceInfo::DEPLOYMENTS {
-        next.data["status"] = serde_json::json!({});
-    }
-    validation::validate_create(info, &next)?;
+    let strategy = strategy_for(info);
+    strategy.set_defaults(&mut next);
+    strategy.prepare_for_create(&mut next);
+    rest::validate_create(info, &next)?;
     Ok(next)
 }
 
@@ -137,7 +127,7 @@ fn before_update(
 ) -> Result<Object, StorageError> {
     check_name(info, &mut next, namespace, name)
         .map_err(|error| rejected.reject(error))?;
-    crate::defaults::set_defaults(info, &mut next);
+    strategy_for(info).set_defaults(&mut next);
     check_uid_and_version(info, &next, current)?;
     finish_update(info, next, current, rejected)
 }

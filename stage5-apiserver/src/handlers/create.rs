@@ -6,17 +6,17 @@ use axum::http::StatusCode;
 use axum::response::Response;
 
 use crate::namespace_lifecycle;
+use crate::registry::rest;
 use crate::registry::{RegisteredResource, Registry};
 use crate::request_info::ResourceRequest;
 use crate::status::ApiError;
-use crate::validation;
-use stage5_storage::{ResourceInfo, StorageError, object_key};
+use stage5_storage::{StorageError, object_key};
 
 use super::rest::*;
 
 /// Mirrors `CreateResource` → `Store.Create`: `BeforeCreate` (namespace,
 /// generateName, `FillObjectMetaSystemFields`, then `ValidateObjectMeta`: name,
-/// namespace, labels, annotations; see [`validation::validate_create`]), the
+/// namespace, labels, annotations; see [`rest::validate_create`]), the
 /// NamespaceLifecycle admission ([`namespace_lifecycle::admit_create`]: 404 for a
 /// namespace that does not exist, 403 for one being deleted), then the storage's
 /// create. Answers 201 with the stored object, or 422 `Invalid` with one
@@ -44,20 +44,8 @@ pub(crate) async fn create(
         .generate_name
         .clone()
         .filter(|g| !g.is_empty() && obj.name().is_empty());
-    obj.metadata.uid = Some(validation::new_uid());
-    obj.metadata.creation_timestamp = Some(validation::now());
-    obj.metadata.deletion_timestamp = None;
-    obj.metadata.generation = Some(1);
-    if *info == ResourceInfo::NAMESPACES {
-        crate::system_namespaces::prepare_for_create(&mut obj);
-    }
-    if *info == ResourceInfo::PODS {
-        crate::defaults::prepare_pod_for_create(&mut obj);
-    }
-    if *info == ResourceInfo::DEPLOYMENTS {
-        // `deploymentStrategy.PrepareForCreate`: a new deployment has no status.
-        obj.data["status"] = serde_json::json!({});
-    }
+    rest::fill_object_meta_system_fields(&mut obj);
+    resource.strategy.prepare_for_create(&mut obj);
     let attempts = if generate.is_some() {
         GENERATE_NAME_ATTEMPTS
     } else {
@@ -66,11 +54,11 @@ pub(crate) async fn create(
     let mut last_error = None;
     for _ in 0..attempts {
         if let Some(base) = &generate {
-            obj.metadata.name = Some(validation::generate_name(base));
+            obj.metadata.name = Some(rest::generate_name(base));
         }
         // `BeforeCreate`'s `strategy.Validate`, once the name is generated and
         // before anything is stored: 422 with every broken rule.
-        validation::validate_create(info, &obj)?;
+        rest::validate_create(info, &obj)?;
         let name = obj.name().to_string();
         // Validating admission, after `BeforeCreate`: NamespaceLifecycle.
         namespace_lifecycle::admit_create(registry, info, &name, namespace).await?;

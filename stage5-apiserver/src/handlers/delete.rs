@@ -9,7 +9,7 @@ use crate::app_state::AppState;
 use crate::registry::RegisteredResource;
 use crate::status::ApiError;
 use crate::{namespace_deletion, namespace_lifecycle};
-use stage5_storage::{Preconditions, ResourceInfo, object_key};
+use stage5_storage::{Preconditions, object_key};
 
 use super::rest::*;
 
@@ -45,7 +45,7 @@ pub(crate) async fn delete(
         preconditions.uid = field("uid");
         preconditions.resource_version = field("resourceVersion");
     }
-    if resource.info == ResourceInfo::NAMESPACES {
+    if resource.strategy.delete_terminates() {
         namespace_lifecycle::admit_delete(name)?;
         let namespace =
             namespace_deletion::delete(resource, name, preconditions).await?;

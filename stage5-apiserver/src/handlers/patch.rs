@@ -31,7 +31,6 @@ use serde_json::Value;
 
 use crate::registry::RegisteredResource;
 use crate::status::ApiError;
-use apimachinery::util::strategicpatch::meta as patch_meta;
 use apimachinery::util::strategicpatch::{
     MergeError, StructMeta, strategic_merge_patch,
 };
@@ -45,7 +44,7 @@ use super::rest::*;
 /// kind's patch metadata) and decoded again.
 /// A resourceVersion in the patch is a precondition; uid cannot change (409). The
 /// patched object is validated as an update
-/// ([`validate_update`](crate::validation::validate_update)) before it is
+/// ([`validate_update`](crate::registry::rest::validate_update)) before it is
 /// stored: a changed name or namespace (`field is immutable`), a bad label or
 /// annotation is 422. (Upstream's `checkName` answers a changed name or namespace with 400
 /// before that.)
@@ -61,7 +60,7 @@ pub(crate) async fn patch(
     let manager = manager.to_string();
     let patch = Patch::decode(patch_type, body)?;
     let key = object_key(&info, namespace, name);
-    let schema = patch_meta::for_kind(info.group, info.kind);
+    let schema = resource.strategy.patch_meta();
     let update = move |current: &Object, rejected: &Rejection| {
         let mut value = serde_json::to_value(current)
             .map_err(|e| StorageError::Internal(e.to_string()))?;
@@ -76,7 +75,7 @@ pub(crate) async fn patch(
         })?;
         next.types = Some(info.type_meta());
         check_uid_and_version(&info, &next, current)?;
-        crate::defaults::set_defaults(&info, &mut next);
+        crate::registry::strategy_for(&info).set_defaults(&mut next);
         record_and_finish(&info, next, current, &manager, rejected)
     };
     let patched = update_or_reject(resource, key, update).await?;
@@ -255,6 +254,7 @@ impl From<MergeError> for ApiError {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use apimachinery::util::strategicpatch::meta as patch_meta;
     use serde_json::json;
 
     #[test]

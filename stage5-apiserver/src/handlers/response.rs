@@ -190,7 +190,7 @@ fn as_table(
     options: TableOptions,
 ) -> Table {
     let mut table = printers::generate_table(
-        info,
+        crate::registry::strategy_for(info).table_handler(),
         objects,
         metadata,
         GenerateOptions {

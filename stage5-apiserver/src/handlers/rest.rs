@@ -231,7 +231,7 @@ pub(crate) fn decode_body(
     check_type(info, &obj)?;
     obj.types = Some(info.type_meta());
     // Upstream's decoder defaults what it decodes.
-    crate::defaults::set_defaults(info, &mut obj);
+    crate::registry::strategy_for(info).set_defaults(&mut obj);
     Ok(obj)
 }
 
@@ -353,9 +353,8 @@ pub(crate) fn finish_update(
     rejected: &Rejection,
 ) -> Result<Object, StorageError> {
     next.metadata.creation_timestamp = current.metadata.creation_timestamp.clone();
-    keep_status(info, &mut next, current);
-    next.metadata.generation = next_generation(info, &next, current);
-    crate::validation::validate_update(info, &next, current)
+    crate::registry::strategy_for(info).prepare_for_update(&mut next, current);
+    crate::registry::rest::validate_update(info, &next, current)
         .map_err(|error| rejected.reject(error))?;
     next.metadata.resource_version = None;
     Ok(next)
@@ -402,63 +401,6 @@ pub(crate) fn record_and_finish(
         None,
     );
     finish_update(info, next, current, rejected)
-}
-
-/// Mirrors the strategies' `PrepareForUpdate` for the kinds with a `status`
-/// subresource (pods, deployments, nodes, namespaces): a write to the main
-/// resource cannot change the status, which is the old one again (and a
-/// namespace keeps its `spec.finalizers`, which only `finalize` changes).
-fn keep_status(info: &ResourceInfo, next: &mut Object, current: &Object) {
-    if !super::subresource::has_status(info) {
-        return;
-    }
-    let (Value::Object(next_data), Value::Object(current_data)) =
-        (&mut next.data, &current.data)
-    else {
-        return;
-    };
-    match current_data.get("status") {
-        Some(status) => next_data.insert("status".into(), status.clone()),
-        None => next_data.remove("status"),
-    };
-    if *info == ResourceInfo::NAMESPACES {
-        let finalizers = current.data.get("spec").and_then(|s| s.get("finalizers"));
-        match (finalizers, next_data.get_mut("spec")) {
-            (Some(finalizers), Some(Value::Object(spec))) => {
-                spec.insert("finalizers".into(), finalizers.clone());
-            }
-            (Some(finalizers), _) => {
-                next_data.insert(
-                    "spec".into(),
-                    serde_json::json!({"finalizers": finalizers}),
-                );
-            }
-            (None, Some(Value::Object(spec))) => {
-                spec.remove("finalizers");
-            }
-            (None, _) => {}
-        }
-    }
-}
-
-/// Mirrors the strategies' `PrepareForUpdate` generation rule: a change of the
-/// spec bumps `metadata.generation` (and for a deployment a change of its
-/// annotations too, which it copies to its replica sets); anything else keeps
-/// it, whatever the client sent.
-pub(crate) fn next_generation(
-    info: &ResourceInfo,
-    next: &Object,
-    current: &Object,
-) -> Option<i64> {
-    let generation = current.metadata.generation?;
-    let spec_changed = next.data.get("spec") != current.data.get("spec");
-    let annotations_changed = *info == ResourceInfo::DEPLOYMENTS
-        && next.metadata.annotations != current.metadata.annotations;
-    Some(if spec_changed || annotations_changed {
-        generation + 1
-    } else {
-        generation
-    })
 }
 
 /// How often a create with `generateName` retries a name that already exists

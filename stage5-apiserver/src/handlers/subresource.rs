@@ -19,7 +19,8 @@ use stage5_storage::{Object, ResourceInfo, object_key};
 
 use super::patch::{Patch, PatchType};
 use super::rest::*;
-use crate::registry::RegisteredResource;
+use crate::registry::rest::next_generation;
+use crate::registry::{RegisteredResource, strategy_for};
 use crate::status::ApiError;
 use apimachinery::util::strategicpatch::StructMeta;
 use apimachinery::util::strategicpatch::meta as patch_meta;
@@ -53,27 +54,22 @@ impl Subresource {
     }
 }
 
-/// Whether `info` has a `status` subresource (as its upstream registry does).
+/// Whether `info` has a `status` subresource (its strategy says, as its
+/// upstream registry has a `StatusREST`).
 pub fn has_status(info: &ResourceInfo) -> bool {
-    [
-        ResourceInfo::PODS,
-        ResourceInfo::DEPLOYMENTS,
-        ResourceInfo::NODES,
-        ResourceInfo::NAMESPACES,
-    ]
-    .contains(info)
+    strategy_for(info).has_status_subresource()
 }
 
-/// Whether `info` has a `scale` subresource.
+/// Whether `info` has a `scale` subresource (a `ScaleREST`).
 pub fn has_scale(info: &ResourceInfo) -> bool {
-    *info == ResourceInfo::DEPLOYMENTS
+    strategy_for(info).has_scale_subresource()
 }
 
 /// The patch metadata of what a subresource shows: the object's kind for
 /// `status`, an `autoscaling/v1` `Scale` (its metadata only) for `scale`.
 fn view_schema(sub: Subresource, info: &ResourceInfo) -> &'static StructMeta {
     match sub {
-        Subresource::Status => patch_meta::for_kind(info.group, info.kind),
+        Subresource::Status => strategy_for(info).patch_meta(),
         Subresource::Scale => &patch_meta::METADATA_ONLY,
     }
 }
@@ -148,7 +144,7 @@ fn apply_view(
     }
     next.types = Some(info.type_meta());
     next.metadata.resource_version = None;
-    next.metadata.generation = next_generation(info, &next, current);
+    next.metadata.generation = next_generation(&next, current, false);
     Ok(next)
 }
 

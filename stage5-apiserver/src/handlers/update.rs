@@ -17,7 +17,7 @@ use super::rest::*;
 /// Conflict); without one the update is unconditional (`AllowUnconditionalUpdate`).
 /// uid and creationTimestamp are kept. Updating a missing object is 404 (no
 /// create-on-update). Before the new object is stored, `BeforeUpdate`'s validation
-/// runs ([`validate_update`](crate::validation::validate_update)): a bad label or
+/// runs ([`validate_update`](crate::registry::rest::validate_update)): a bad label or
 /// annotation is 422. The fields the update set or changed become `manager`'s
 /// (an `Update` entry in `managedFields`).
 pub(crate) async fn update(

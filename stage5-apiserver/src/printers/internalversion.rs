@@ -15,9 +15,9 @@ use std::collections::BTreeSet;
 
 use k8s_openapi::jiff::Timestamp;
 use serde_json::Value;
-use stage5_storage::{Object, ResourceInfo};
+use stage5_storage::Object;
 
-use super::{Column, RowCondition, TableRow};
+use super::{Column, RowCondition, TableHandler};
 use apimachinery::util::duration::human_duration;
 
 const NAME_DESCRIPTION: &str = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names";
@@ -265,44 +265,67 @@ pub const DEFAULT_COLUMNS: &[Column] = &[
     column("Created At", "date", CREATION_TIMESTAMP_DESCRIPTION, 0),
 ];
 
-/// The columns of `info`'s kind (`AddHandlers`).
-pub fn columns(info: &ResourceInfo) -> &'static [Column] {
-    match (info.group, info.kind) {
-        ("", "Pod") => POD_COLUMNS,
-        ("apps", "Deployment") => DEPLOYMENT_COLUMNS,
-        ("", "Namespace") => NAMESPACE_COLUMNS,
-        ("", "Node") => NODE_COLUMNS,
-        ("", "ConfigMap") => CONFIGMAP_COLUMNS,
-        ("", "Secret") => SECRET_COLUMNS,
-        ("" | "events.k8s.io", "Event") => EVENT_COLUMNS,
-        _ => DEFAULT_COLUMNS,
-    }
-}
+/// Mirrors `AddHandlers`' registration for pods: `podColumnDefinitions` and
+/// `printPod`.
+pub const POD: TableHandler = TableHandler {
+    columns: POD_COLUMNS,
+    print: print_pod,
+};
 
-/// One row for `obj` of `info`'s kind, as of `now`, its `object` left `null`
-/// (the caller fills it as `includeObject` asks).
-pub fn print(info: &ResourceInfo, obj: &Object, now: Timestamp) -> TableRow {
-    let (cells, conditions) = match (info.group, info.kind) {
-        ("", "Pod") => print_pod(obj, now),
-        ("apps", "Deployment") => (print_deployment(obj, now), Vec::new()),
-        ("", "Namespace") => (print_namespace(obj, now), Vec::new()),
-        ("", "Node") => (print_node(obj, now), Vec::new()),
-        ("", "ConfigMap") => (print_config_map(obj, now), Vec::new()),
-        ("", "Secret") => (print_secret(obj, now), Vec::new()),
-        ("", "Event") => (print_event(obj, now), Vec::new()),
-        // Upstream prints both groups' Events from the one internal type.
-        ("events.k8s.io", "Event") => (
+/// Deployments: `deploymentColumnDefinitions` and `printDeployment`.
+pub const DEPLOYMENT: TableHandler = TableHandler {
+    columns: DEPLOYMENT_COLUMNS,
+    print: |obj, now| (print_deployment(obj, now), Vec::new()),
+};
+
+/// Namespaces: `namespaceColumnDefinitions` and `printNamespace`.
+pub const NAMESPACE: TableHandler = TableHandler {
+    columns: NAMESPACE_COLUMNS,
+    print: |obj, now| (print_namespace(obj, now), Vec::new()),
+};
+
+/// Nodes: `nodeColumnDefinitions` and `printNode`.
+pub const NODE: TableHandler = TableHandler {
+    columns: NODE_COLUMNS,
+    print: |obj, now| (print_node(obj, now), Vec::new()),
+};
+
+/// ConfigMaps: `configMapColumnDefinitions` and `printConfigMap`.
+pub const CONFIGMAP: TableHandler = TableHandler {
+    columns: CONFIGMAP_COLUMNS,
+    print: |obj, now| (print_config_map(obj, now), Vec::new()),
+};
+
+/// Secrets: `secretColumnDefinitions` and `printSecret`.
+pub const SECRET: TableHandler = TableHandler {
+    columns: SECRET_COLUMNS,
+    print: |obj, now| (print_secret(obj, now), Vec::new()),
+};
+
+/// Core `v1` Events: `eventColumnDefinitions` and `printEvent`.
+pub const EVENT: TableHandler = TableHandler {
+    columns: EVENT_COLUMNS,
+    print: |obj, now| (print_event(obj, now), Vec::new()),
+};
+
+/// `events.k8s.io/v1` Events: upstream prints both groups' Events from the one
+/// internal type, so the event is printed as its core form.
+pub const EVENT_V1: TableHandler = TableHandler {
+    columns: EVENT_COLUMNS,
+    print: |obj, now| {
+        (
             print_event(&crate::events_v1::to_core(obj), now),
             Vec::new(),
-        ),
-        _ => (print_default(obj), Vec::new()),
-    };
-    TableRow {
-        cells,
-        conditions,
-        object: Value::Null,
-    }
-}
+        )
+    },
+};
+
+/// `rest.DefaultTableConvertor`, for a kind without a printer: the name and the
+/// creation time.
+pub const DEFAULT: TableHandler = TableHandler {
+    columns: DEFAULT_COLUMNS,
+    print: |obj, _| (print_default(obj), Vec::new()),
+};
 
 fn text(value: &Value) -> &str {
     value.as_str().unwrap_or_default()
@@ -806,7 +829,9 @@ fn print_default(obj: &Object) -> Vec<Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::printers::TableRow;
     use serde_json::json;
+    use stage5_storage::ResourceInfo;
 
     const NOW: i64 = 1_700_000_000;
 
@@ -821,6 +846,19 @@ mod tests {
 
     fn object(value: Value) -> Object {
         serde_json::from_value(value).unwrap()
+    }
+
+    /// The kind's handler, as its registry strategy names it.
+    fn handler(info: &ResourceInfo) -> &'static TableHandler {
+        crate::registry::strategy_for(info).table_handler()
+    }
+
+    fn columns(info: &ResourceInfo) -> &'static [Column] {
+        handler(info).columns
+    }
+
+    fn print(info: &ResourceInfo, obj: &Object, now: Timestamp) -> TableRow {
+        handler(info).row(obj, now)
     }
 
     fn cells(info: &ResourceInfo, value: Value) -> Vec<Value> {

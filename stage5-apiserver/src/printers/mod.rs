@@ -15,16 +15,18 @@
 //! |-------------------------------------------------------|--------------------------------|
 //! | `metav1.Table`, `TableColumnDefinition`, `TableRow`   | [`Table`], [`Column`], [`TableRow`] |
 //! | `HumanReadableGenerator.GenerateTable`                | [`generate_table`]             |
-//! | `internalversion.AddHandlers` (column definitions)    | [`internalversion::columns`]   |
-//! | `printPod`, `printNode`, `printDeployment`, ...        | [`internalversion::print`]     |
+//! | `TableGenerator.TableHandler` (one kind's columns and print function) | [`TableHandler`] |
+//! | `internalversion.AddHandlers`' registrations          | [`internalversion::POD`], [`internalversion::DEPLOYMENT`], ... |
+//! | `printPod`, `printNode`, `printDeployment`, ...        | `internalversion::print_pod`, ... |
 //! | `translateTimestampSince`                             | `internalversion::translate_timestamp_since` |
 //! | `duration.HumanDuration` (apimachinery)               | [`apimachinery::util::duration::human_duration`] |
 
 pub mod internalversion;
 
+use k8s_openapi::jiff::Timestamp;
 use serde::Serialize;
 use serde_json::Value;
-use stage5_storage::{Object, ResourceInfo};
+use stage5_storage::Object;
 
 /// Mirrors `metav1.TableColumnDefinition`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -110,27 +112,49 @@ pub struct GenerateOptions {
     pub no_headers: bool,
 }
 
+/// What `internalversion.AddHandlers` registers for one kind
+/// (`TableGenerator.TableHandler(columnDefinitions, printFunc)`): its columns and
+/// the function that prints one object's cells (and, for a pod, its row
+/// conditions). A kind's registry strategy names its handler.
+#[derive(Clone, Copy, Debug)]
+pub struct TableHandler {
+    /// The column definitions (`AddHandlers`' `...ColumnDefinitions`).
+    pub columns: &'static [Column],
+    /// The print function (`printPod`, ...): the cells, as of a time.
+    pub print: fn(&Object, Timestamp) -> (Vec<Value>, Vec<RowCondition>),
+}
+
+impl TableHandler {
+    /// One row for `obj` as of `now`, its `object` left `null` (the caller fills
+    /// it as `includeObject` asks).
+    pub fn row(&self, obj: &Object, now: Timestamp) -> TableRow {
+        let (cells, conditions) = (self.print)(obj, now);
+        TableRow {
+            cells,
+            conditions,
+            object: Value::Null,
+        }
+    }
+}
+
 /// Mirrors `HumanReadableGenerator.GenerateTable` for a list or one object of
-/// `info`'s kind: the kind's columns (none with `no_headers`) and one row per
-/// object, printed as of `now`. Each row's `object` is left `null`; the caller
-/// fills it as `includeObject` asks (`asTable`).
+/// one kind, printed by its `handler`: the kind's columns (none with
+/// `no_headers`) and one row per object, printed as of `now`. Each row's
+/// `object` is left `null`; the caller fills it as `includeObject` asks
+/// (`asTable`).
 pub fn generate_table(
-    info: &ResourceInfo,
+    handler: &TableHandler,
     objects: &[&Object],
     metadata: TableMeta,
     options: GenerateOptions,
-    now: k8s_openapi::jiff::Timestamp,
+    now: Timestamp,
 ) -> Table {
-    let rows = objects
-        .iter()
-        .map(|obj| internalversion::print(info, obj, now))
-        .collect();
+    let rows = objects.iter().map(|obj| handler.row(obj, now)).collect();
     Table {
         kind: "Table",
         api_version: "meta.k8s.io/v1",
         metadata,
-        column_definitions: (!options.no_headers)
-            .then(|| internalversion::columns(info)),
+        column_definitions: (!options.no_headers).then_some(handler.columns),
         rows,
     }
 }

@@ -201,16 +201,3 @@ pub static EVENT: Schema = Schema::Fields(&[
 /// ConfigMaps, Secrets and anything else: metadata, and the rest deduced
 /// (`data`, `binaryData` and `stringData` are maps merged key by key).
 pub static PLAIN: Schema = Schema::Fields(&[("metadata", &OBJECT_META)]);
-
-/// The schema of a served kind's objects, by kind: what a registry strategy
-/// names for its kind; any other kind is [`PLAIN`].
-pub fn for_kind(kind: &str) -> &'static Schema {
-    match kind {
-        "Pod" => &POD,
-        "Deployment" => &DEPLOYMENT,
-        "Node" => &NODE,
-        "Namespace" => &NAMESPACE,
-        "Event" => &EVENT,
-        _ => &PLAIN,
-    }
-}

@@ -356,19 +356,6 @@ pub static METADATA_ONLY: StructMeta = StructMeta {
     fields: &[field("metadata", &OBJECT_META)],
 };
 
-/// The schema of a served kind (`schemaReferenceObj` in `PatchResource`): the
-/// root every lookup starts from. A kind not in the table has only its
-/// `metadata`'s metadata.
-pub fn for_kind(group: &str, kind: &str) -> &'static StructMeta {
-    match (group, kind) {
-        ("", "Pod") => &POD,
-        ("", "Namespace") => &NAMESPACE,
-        ("", "Node") => &NODE,
-        ("apps", "Deployment") => &DEPLOYMENT,
-        _ => &METADATA_ONLY,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -397,17 +384,5 @@ mod tests {
             Some(PatchStrategy::MergeRetainKeys)
         );
         assert!(lookup(None, "anything").schema.is_none());
-    }
-
-    #[test]
-    fn every_served_kind_has_a_schema() {
-        assert_eq!(for_kind("", "Pod").go_type, "Pod");
-        assert_eq!(for_kind("apps", "Deployment").go_type, "Deployment");
-        assert_eq!(for_kind("", "Node").go_type, "Node");
-        assert_eq!(for_kind("", "Namespace").go_type, "Namespace");
-        for kind in ["ConfigMap", "Secret", "Event"] {
-            let schema = for_kind("", kind);
-            assert!(lookup(Some(schema), "metadata").schema.is_some());
-        }
     }
 }
