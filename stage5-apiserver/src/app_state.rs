@@ -6,8 +6,9 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
+use crate::live_watches::WatchRegistry;
 use crate::registry::Registry;
-use crate::{auth, metrics, watch};
+use crate::{auth, metrics};
 
 /// The state every handler shares.
 pub struct AppState {
@@ -18,7 +19,7 @@ pub struct AppState {
     /// Metrics.
     pub metrics: metrics::Metrics,
     /// The live HTTP watches, for metrics and the debug page.
-    pub watches: watch::WatchRegistry,
+    pub watches: WatchRegistry,
     /// Cancelled at shutdown: every watch stream ends.
     pub shutdown: CancellationToken,
     /// The largest request body.

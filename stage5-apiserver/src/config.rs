@@ -261,3 +261,9 @@ pub enum ServerError {
     #[error("TLS: {0}")]
     Tls(String),
 }
+
+impl From<crate::secure_serving::TlsError> for ServerError {
+    fn from(error: crate::secure_serving::TlsError) -> Self {
+        ServerError::Tls(error.0)
+    }
+}

@@ -67,6 +67,7 @@ pub mod events_v1;
 pub mod fieldmanager;
 pub mod handlers;
 pub mod kubeconfig;
+pub mod live_watches;
 pub mod metrics;
 pub mod namespace_deletion;
 pub mod namespace_lifecycle;
@@ -77,7 +78,6 @@ pub mod secure_serving;
 pub mod server;
 pub mod status;
 pub mod system_namespaces;
-pub mod watch;
 
 pub use app_state::AppState;
 pub use config::{

@@ -19,19 +19,14 @@
 //! storages at each scrape (a fresh registry per scrape, so a counter is exactly the
 //! cache's own count).
 
-use std::sync::Arc;
-
-use axum::extract::{Request, State};
-use axum::http::{HeaderValue, Method, header};
-use axum::middleware::Next;
-use axum::response::{IntoResponse, Response};
+use axum::http::Method;
 use prometheus_client::encoding::text::encode;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::registry::Registry;
 
-use crate::app_state::AppState;
+use crate::live_watches::WatchRegistry;
 use crate::request_info::{self, ApiPath};
 
 type Labels = Vec<(String, String)>;
@@ -84,7 +79,10 @@ impl Metrics {
 
 /// Mirrors `metrics.CleanVerb`: LIST and WATCH told apart from GET, and the
 /// resource, for a request.
-fn verb_and_resource(method: &Method, uri: &axum::http::Uri) -> (String, String) {
+pub(crate) fn verb_and_resource(
+    method: &Method,
+    uri: &axum::http::Uri,
+) -> (String, String) {
     let watch = uri.query().is_some_and(|q| {
         q.split('&').any(|kv| kv == "watch=true" || kv == "watch=1")
     });
@@ -99,20 +97,6 @@ fn verb_and_resource(method: &Method, uri: &axum::http::Uri) -> (String, String)
         }
         _ => (method.as_str().to_string(), String::new()),
     }
-}
-
-/// The middleware that counts every request by verb, resource and code.
-pub async fn count_requests(
-    State(state): State<Arc<AppState>>,
-    request: Request,
-    next: Next,
-) -> Response {
-    let (verb, resource) = verb_and_resource(request.method(), request.uri());
-    let response = next.run(request).await;
-    state
-        .metrics
-        .count_request(&verb, &resource, response.status().as_u16());
-    response
 }
 
 fn gauge(registry: &mut Registry, name: &str, help: &str) -> Family<Labels, Gauge> {
@@ -135,18 +119,23 @@ fn to_i64(n: impl TryInto<i64>) -> i64 {
     n.try_into().unwrap_or(i64::MAX)
 }
 
-/// Renders every metric.
-pub fn render(state: &AppState) -> String {
+/// Renders every metric: the server's own (`metrics`), the live HTTP watches
+/// and each resource's watch cache.
+pub fn render(
+    metrics: &Metrics,
+    resources: &crate::registry::Registry,
+    watches: &WatchRegistry,
+) -> String {
     let mut registry = Registry::default();
     registry.register(
         "apiserver_request",
         "Requests answered, by verb, resource and HTTP code.",
-        state.metrics.requests.clone(),
+        metrics.requests.clone(),
     );
     registry.register(
         "apiserver_watch_error_events",
         "ERROR events (410 Expired, mostly) written to watch streams.",
-        state.metrics.watch_errors.clone(),
+        metrics.watch_errors.clone(),
     );
     let http_watchers = gauge(
         &mut registry,
@@ -188,8 +177,8 @@ pub fn render(state: &AppState) -> String {
         "apiserver_watch_cache_watcher_buffer_fill_max",
         "Events waiting in the fullest watcher buffer at scrape time.",
     );
-    let by_resource = state.watches.count_by_resource();
-    for r in state.registry.resources() {
+    let by_resource = watches.count_by_resource();
+    for r in resources.resources() {
         let labels = vec![("resource".to_string(), r.info.plural.to_string())];
         let live = by_resource.get(r.info.plural).copied().unwrap_or(0);
         http_watchers.get_or_create(&labels).set(to_i64(live));
@@ -227,16 +216,4 @@ pub fn render(state: &AppState) -> String {
         text.clear();
     }
     text
-}
-
-/// `GET /metrics`.
-pub async fn serve_metrics(State(state): State<Arc<AppState>>) -> Response {
-    let mut response = render(&state).into_response();
-    response.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static(
-            "application/openmetrics-text; version=1.0.0; charset=utf-8",
-        ),
-    );
-    response
 }

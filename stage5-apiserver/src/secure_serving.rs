@@ -31,7 +31,11 @@ use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use tokio_rustls::TlsAcceptor;
 
-use crate::config::ServerError;
+/// Why a serving certificate or key could not be read, parsed or generated
+/// (the server reports it as `ServerError::Tls`).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct TlsError(pub String);
 
 /// How long a generated certificate is valid: mirrors `GenerateSelfSignedCertKey`'s
 /// `maxAge` (one year), counted from [`CLOCK_SKEW`] before now.
@@ -64,10 +68,10 @@ impl std::fmt::Debug for CertKey {
 impl CertKey {
     /// Reads `--tls-cert-file` and `--tls-private-key-file` (as Go's
     /// `tls.LoadX509KeyPair`); whether they parse is checked by [`tls_acceptor`].
-    pub fn read(cert_file: &Path, key_file: &Path) -> Result<Self, ServerError> {
+    pub fn read(cert_file: &Path, key_file: &Path) -> Result<Self, TlsError> {
         let read = |path: &Path, what: &str| {
             std::fs::read(path).map_err(|error| {
-                ServerError::Tls(format!(
+                TlsError(format!(
                     "cannot read the {what} {}: {error}",
                     path.display()
                 ))
@@ -102,9 +106,8 @@ pub fn generate_self_signed_cert_key(
     host: &str,
     alternate_ips: &[IpAddr],
     alternate_dns: &[&str],
-) -> Result<SelfSigned, ServerError> {
-    let failed =
-        |error: rcgen::Error| ServerError::Tls(format!("cannot generate: {error}"));
+) -> Result<SelfSigned, TlsError> {
+    let failed = |error: rcgen::Error| TlsError(format!("cannot generate: {error}"));
     let now = time::OffsetDateTime::now_utc();
     let valid_from = now - CLOCK_SKEW;
     let unix = now.unix_timestamp();
@@ -157,7 +160,7 @@ pub fn generate_self_signed_cert_key(
 /// for `127.0.0.1`, `::1` and `localhost`, plus the bind address when it is a
 /// specific non-loopback one (upstream adds the bind address, or `localhost` when
 /// it is unspecified).
-pub fn self_signed_for(bind: IpAddr) -> Result<SelfSigned, ServerError> {
+pub fn self_signed_for(bind: IpAddr) -> Result<SelfSigned, TlsError> {
     let mut ips = vec![IpAddr::from([0u16, 0, 0, 0, 0, 0, 0, 1])];
     if !bind.is_loopback() && !bind.is_unspecified() {
         ips.push(bind);
@@ -166,7 +169,7 @@ pub fn self_signed_for(bind: IpAddr) -> Result<SelfSigned, ServerError> {
 }
 
 /// [`self_signed_for`] a loopback address.
-pub fn loopback_self_signed() -> Result<SelfSigned, ServerError> {
+pub fn loopback_self_signed() -> Result<SelfSigned, TlsError> {
     self_signed_for(IpAddr::from([127, 0, 0, 1]))
 }
 
@@ -177,16 +180,16 @@ pub const ALPN_PROTOCOLS: &[&[u8]] = &[b"http/1.1"];
 /// The rustls server configuration for `cert`: mirrors `secure_serving.go`'s
 /// `tlsConfig` (`MinVersion: tls.VersionTLS12`, `NextProtos`), with the ring
 /// provider that kube's client also uses (set here, not process-wide). A
-/// certificate or key that does not parse or match is a [`ServerError::Tls`].
-pub fn tls_acceptor(cert: &CertKey) -> Result<TlsAcceptor, ServerError> {
+/// certificate or key that does not parse or match is a [`TlsError`].
+pub fn tls_acceptor(cert: &CertKey) -> Result<TlsAcceptor, TlsError> {
     let bad = |what: &str, error: &dyn std::fmt::Display| {
-        ServerError::Tls(format!("{what}: {error}"))
+        TlsError(format!("{what}: {error}"))
     };
     let chain = CertificateDer::pem_slice_iter(&cert.cert_pem)
         .collect::<Result<Vec<_>, _>>()
         .map_err(|error| bad("the certificate is not PEM", &error))?;
     if chain.is_empty() {
-        return Err(ServerError::Tls(
+        return Err(TlsError(
             "the certificate file holds no CERTIFICATE block".into(),
         ));
     }

@@ -19,6 +19,10 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use axum::Router;
+use axum::extract::{Request, State};
+use axum::http::{HeaderValue, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
 use axum::routing::{any, get};
 use axum::serve::Listener as _;
 use hyper_util::rt::TokioIo;
@@ -33,7 +37,7 @@ use crate::app_state::AppState;
 use crate::config::{ServerConfig, ServerError};
 use crate::registry::Registry;
 use crate::status::ApiError;
-use crate::{auth, debug, discovery, handlers, metrics, registry, status, watch};
+use crate::{auth, debug, discovery, handlers, metrics, registry, status};
 
 mod conn;
 mod tls;
@@ -103,7 +107,7 @@ impl Server {
             registry,
             tokens,
             metrics: metrics::Metrics::new(),
-            watches: watch::WatchRegistry::default(),
+            watches: crate::live_watches::WatchRegistry::default(),
             shutdown: shutdown.clone(),
             body_limit: config.body_limit,
             min_request_timeout: config.min_request_timeout,
@@ -273,6 +277,35 @@ async fn serve_http<T>(
         .await;
 }
 
+/// The middleware that counts every request by verb, resource and code.
+pub async fn count_requests(
+    State(state): State<Arc<AppState>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let (verb, resource) =
+        metrics::verb_and_resource(request.method(), request.uri());
+    let response = next.run(request).await;
+    state
+        .metrics
+        .count_request(&verb, &resource, response.status().as_u16());
+    response
+}
+
+/// `GET /metrics`.
+pub async fn serve_metrics(State(state): State<Arc<AppState>>) -> Response {
+    let mut response =
+        metrics::render(&state.metrics, &state.registry, &state.watches)
+            .into_response();
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static(
+            "application/openmetrics-text; version=1.0.0; charset=utf-8",
+        ),
+    );
+    response
+}
+
 /// The whole HTTP handler: fixed paths first, then the generic API routes.
 pub fn router(state: Arc<AppState>) -> Router {
     Router::new()
@@ -286,7 +319,7 @@ pub fn router(state: Arc<AppState>) -> Router {
             "/openapi/v3/{*path}",
             get(discovery::openapi_v3_group_version),
         )
-        .route("/metrics", get(metrics::serve_metrics))
+        .route("/metrics", get(serve_metrics))
         .route("/debug/watchers", get(debug::serve_watchers))
         .route("/api", any(handlers::serve_api))
         .route("/api/{*rest}", any(handlers::serve_api))
@@ -297,7 +330,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .layer(axum::middleware::from_fn(status::catch_panic))
         .layer(axum::middleware::from_fn_with_state(
             Arc::clone(&state),
-            metrics::count_requests,
+            count_requests,
         ))
         .layer(axum::middleware::from_fn_with_state(
             Arc::clone(&state),

@@ -20,7 +20,10 @@ use crate::registry::{RegisteredResource, Registry};
 use crate::registry::{rest, strategy_for};
 use crate::status::ApiError;
 
-use super::rest::*;
+use super::rest::{
+    QueryParams, Rejection, check_uid_and_version, ensure_namespace, finish_update,
+    json_response, update_or_create_or_reject,
+};
 
 /// Mirrors `PatchResource` with an apply patch: `fieldManager` is required
 /// (422), `force` optional; the configuration must be of the resource's kind

@@ -12,7 +12,9 @@ use crate::request_info::ResourceRequest;
 use crate::status::ApiError;
 use stage5_storage::{StorageError, object_key};
 
-use super::rest::*;
+use super::rest::{
+    GENERATE_NAME_ATTEMPTS, decode_body, ensure_namespace, json_response,
+};
 
 /// Mirrors `CreateResource` → `Store.Create`: `BeforeCreate` (namespace,
 /// generateName, `FillObjectMetaSystemFields`, then `ValidateObjectMeta`: name,

@@ -11,7 +11,7 @@ use crate::status::ApiError;
 use crate::{namespace_deletion, namespace_lifecycle};
 use stage5_storage::{Preconditions, object_key};
 
-use super::rest::*;
+use super::rest::json_response;
 
 /// Mirrors `DeleteResource` → `Store.Delete`: optional `DeleteOptions` in the body
 /// with `preconditions` (uid, resourceVersion; a mismatch is 409). Deletion is

@@ -21,12 +21,14 @@ mod apply;
 mod create;
 mod delete;
 mod get;
+mod installer;
 pub mod negotiation;
 pub mod patch;
 pub mod response;
 mod rest;
 pub mod subresource;
 mod update;
+pub mod watch;
 
 use std::sync::Arc;
 
@@ -38,19 +40,20 @@ use axum::response::{IntoResponse, Response};
 
 use crate::app_state::AppState;
 use crate::discovery;
-use crate::request_info::{self, ApiPath};
+use crate::request_info::ApiPath;
 use crate::status::ApiError;
-use crate::watch::serve_watch;
 
 use self::create::create;
 use self::delete::delete;
 use self::get::{get, list};
-use self::patch::{PatchType, patch};
-use self::rest::*;
-use self::subresource::Subresource;
+use self::installer::{Action, ResourceRoute, Route};
+use self::patch::patch;
+use self::rest::{read_body, read_object_body};
 use self::update::update;
+use self::watch::serve_watch;
 
-pub use self::get::{list_options, list_response, watch_options};
+pub use self::get::{list_options, watch_options};
+pub use self::response::list_response;
 pub use self::rest::QueryParams;
 
 /// The entry point of every `/api` and `/apis` request.
@@ -70,6 +73,7 @@ pub async fn serve_api(
     }
 }
 
+/// Decides the request ([`installer::route`]), then one call per route.
 async fn handle(
     state: &Arc<AppState>,
     method: &Method,
@@ -77,121 +81,59 @@ async fn handle(
     headers: &HeaderMap,
     body: Body,
 ) -> Result<Response, ApiError> {
-    if state.shutdown.is_cancelled() {
-        // Mirrors `--shutdown-send-retry-after`: new requests during shutdown are
-        // told to retry.
-        return Err(ApiError::shutting_down());
-    }
-    let path =
-        request_info::parse(uri.path()).ok_or_else(ApiError::path_not_found)?;
-    let request = match path {
-        ApiPath::Resource(request) => request,
-        discovery_path => {
-            if method != Method::GET {
-                return Err(ApiError::method_not_supported(
-                    "discovery",
-                    method.as_str(),
-                ));
-            }
-            let document = match discovery_path {
-                ApiPath::CoreVersions => Some(discovery::core_versions()),
-                ApiPath::Groups => Some(discovery::group_list(state)),
-                ApiPath::Group(group) => discovery::group(state, &group),
-                ApiPath::Resources { group, version } => {
-                    discovery::resource_list(state, &group, &version)
-                }
-                ApiPath::Resource(_) => None,
-            };
-            return document
-                .map(|d| Json(d).into_response())
-                .ok_or_else(ApiError::path_not_found);
+    match installer::route(state, method, uri, headers)? {
+        Route::Discovery(path) => discovery_document(state, path),
+        Route::AccessReview { kind, api_version } => {
+            let body =
+                read_object_body(state, headers, body, &api_version, kind).await?;
+            crate::access_review::create(kind, &body)
         }
-    };
-    if request.group == crate::access_review::GROUP
-        && request.version == crate::access_review::VERSION
-        && request.namespace.is_none()
-        && request.name.is_none()
-    {
-        let kind = crate::access_review::kind_of(&request.resource)
-            .ok_or_else(ApiError::path_not_found)?;
-        if *method != Method::POST {
-            return Err(ApiError::method_not_supported(
-                &request.resource,
-                method.as_str(),
-            ));
+        Route::Resource(route) => serve_resource(state, route, headers, body).await,
+    }
+}
+
+/// Mirrors `pkg/endpoints/discovery`'s handlers: the document of a discovery
+/// path, or 404 for a group or version this server does not serve.
+fn discovery_document(
+    state: &AppState,
+    path: ApiPath,
+) -> Result<Response, ApiError> {
+    let document = match path {
+        ApiPath::CoreVersions => Some(discovery::core_versions()),
+        ApiPath::Groups => Some(discovery::group_list(state)),
+        ApiPath::Group(group) => discovery::group(state, &group),
+        ApiPath::Resources { group, version } => {
+            discovery::resource_list(state, &group, &version)
         }
-        let api_version = format!("{}/{}", request.group, request.version);
-        let body =
-            read_object_body(state, headers, body, &api_version, kind).await?;
-        return crate::access_review::create(kind, &body);
-    }
-    let resource = state
-        .registry
-        .find(&request.group, &request.version, &request.resource)
-        .ok_or_else(ApiError::path_not_found)?;
-    // A cluster-scoped resource has no namespaced paths.
-    if !resource.info.namespaced && request.namespace.is_some() {
-        return Err(ApiError::path_not_found());
-    }
-    // The manager of an `Update` in `managedFields` (`managerOrUserAgent`).
-    let user_agent = headers
-        .get(header::USER_AGENT)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or_default();
-    let query = QueryParams::from_uri(uri)?;
-    let manager = crate::fieldmanager::manager_or_user_agent(
-        query.str("fieldManager"),
-        user_agent,
-    );
-    // `dryRun=All`: the write runs against a storage that stores nothing.
-    let options_kind = match *method {
-        Method::POST => "CreateOptions",
-        Method::PUT => "UpdateOptions",
-        Method::PATCH => "PatchOptions",
-        _ => "DeleteOptions",
+        ApiPath::Resource(_) => None,
     };
-    let dry_run = *method != Method::GET
-        && crate::dry_run::parse(&query.all("dryRun"), options_kind)?;
-    let dry_run_resource = dry_run.then(|| crate::dry_run::resource(resource));
-    let resource = dry_run_resource.as_ref().unwrap_or(resource);
-    if let Some(sub) = request.subresource.as_deref() {
-        let sub = Subresource::of(&resource.info, sub)?;
-        let Some(name) = request.name.as_deref() else {
-            return Err(ApiError::path_not_found());
-        };
-        let namespace = request.namespace.as_deref();
-        let info = &resource.info;
-        return match method.clone() {
-            Method::GET => subresource::get(resource, namespace, name, sub).await,
-            Method::PUT => {
-                let (api_version, kind) = sub.body_type(info);
-                let body =
-                    read_object_body(state, headers, body, &api_version, kind)
-                        .await?;
-                subresource::put(resource, namespace, name, sub, &manager, &body)
-                    .await
-            }
-            Method::PATCH => {
-                let patch_type = patch_type_of(headers)?;
-                let body = read_body(state, headers, body).await?;
-                subresource::patch(
-                    resource, namespace, name, sub, patch_type, &manager, &body,
-                )
-                .await
-            }
-            other => {
-                Err(ApiError::method_not_supported(info.plural, other.as_str()))
-            }
-        };
-    }
+    document
+        .map(|d| Json(d).into_response())
+        .ok_or_else(ApiError::path_not_found)
+}
+
+/// One action on one resource: reads the body the action takes, then calls
+/// its handler.
+async fn serve_resource(
+    state: &Arc<AppState>,
+    route: ResourceRoute,
+    headers: &HeaderMap,
+    body: Body,
+) -> Result<Response, ApiError> {
+    let ResourceRoute {
+        resource,
+        request,
+        query,
+        manager,
+        action,
+    } = route;
+    let resource = &resource;
     let info = &resource.info;
-    let verb_error =
-        |verb: &str| Err(ApiError::method_not_supported(info.plural, verb));
     let namespace = request.namespace.as_deref();
+    let name = request.name.as_deref().unwrap_or_default();
     let (api_version, kind) = (info.api_version(), info.kind);
-    let watch = request.legacy_watch || query.is_watch()?;
-    match (method.clone(), request.name.as_deref()) {
-        (Method::GET, name) => {
+    match action {
+        Action::List | Action::Get | Action::Watch => {
             // `GetResource`/`ListResource` negotiate the answer first: 406 before
             // anything else.
             let accept = headers
@@ -199,43 +141,37 @@ async fn handle(
                 .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
                 .unwrap_or_default();
             let media = negotiation::negotiate_output_media_type(&accept)?;
-            match name {
-                _ if watch => {
-                    let (options, predicate) = watch_options(info, &query, name)?;
+            match action {
+                Action::Watch => {
+                    let (options, predicate) =
+                        watch_options(info, &query, request.name.as_deref())?;
                     let transform = response::transform_for(&media, &query)?;
                     serve_watch(
                         state, resource, namespace, options, predicate, transform,
                     )
                     .await
                 }
-                None => list(resource, namespace, &query, &media).await,
-                Some(name) => get(resource, namespace, name, &query, &media).await,
+                Action::List => list(resource, namespace, &query, &media).await,
+                _ => get(resource, namespace, name, &query, &media).await,
             }
         }
-        (Method::POST, None) => {
+        Action::Create => {
             let body =
                 read_object_body(state, headers, body, &api_version, kind).await?;
             create(&state.registry, resource, &request, &manager, &body).await
         }
-        (Method::PUT, Some(name)) => {
+        Action::Update => {
             let body =
                 read_object_body(state, headers, body, &api_version, kind).await?;
             update(resource, namespace, name, &manager, &body).await
         }
-        (Method::PATCH, Some(name)) => {
-            let patch_type = patch_type_of(headers)?;
+        Action::Apply => {
             let body = read_body(state, headers, body).await?;
-            if patch_type == PatchType::Apply {
-                return apply::apply(
-                    &state.registry,
-                    resource,
-                    namespace,
-                    name,
-                    &query,
-                    &body,
-                )
-                .await;
-            }
+            apply::apply(&state.registry, resource, namespace, name, &query, &body)
+                .await
+        }
+        Action::Patch(patch_type) => {
+            let body = read_body(state, headers, body).await?;
             crate::fieldmanager::validate_patch_options(
                 query.str("fieldManager"),
                 query.get("force").is_some(),
@@ -243,7 +179,7 @@ async fn handle(
             )?;
             patch(resource, namespace, name, patch_type, &manager, &body).await
         }
-        (Method::DELETE, Some(name)) => {
+        Action::Delete => {
             let body = read_object_body(
                 state,
                 headers,
@@ -254,19 +190,21 @@ async fn handle(
             .await?;
             delete(state, resource, namespace, name, &body).await
         }
-        (Method::POST, Some(_)) => verb_error("create"),
-        (Method::PUT, None) => verb_error("update"),
-        (Method::PATCH, None) => verb_error("patch"),
-        (Method::DELETE, None) => verb_error("deletecollection"),
-        (other, _) => verb_error(other.as_str()),
+        Action::GetSubresource(sub) => {
+            subresource::get(resource, namespace, name, sub).await
+        }
+        Action::UpdateSubresource(sub) => {
+            let (api_version, kind) = sub.body_type(info);
+            let body =
+                read_object_body(state, headers, body, &api_version, kind).await?;
+            subresource::put(resource, namespace, name, sub, &manager, &body).await
+        }
+        Action::PatchSubresource(sub, patch_type) => {
+            let body = read_body(state, headers, body).await?;
+            subresource::patch(
+                resource, namespace, name, sub, patch_type, &manager, &body,
+            )
+            .await
+        }
     }
-}
-
-/// The patch type a `PATCH` request's `Content-Type` names, or 415.
-fn patch_type_of(headers: &HeaderMap) -> Result<PatchType, ApiError> {
-    let content_type = headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("");
-    PatchType::from_content_type(content_type)
 }

@@ -37,7 +37,10 @@ use apimachinery::util::strategicpatch::{
 use stage5_storage::Object;
 use stage5_storage::{StorageError, object_key};
 
-use super::rest::*;
+use super::rest::{
+    Rejection, check_type, check_uid_and_version, json_response, record_and_finish,
+    update_or_reject,
+};
 
 /// Mirrors `PatchResource`: inside `GuaranteedUpdate`, the current object is
 /// encoded, patched (RFC 6902, RFC 7386 or a strategic merge patch over the

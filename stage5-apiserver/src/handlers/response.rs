@@ -20,6 +20,7 @@ use apimachinery::runtime::serializer::streaming::{
     EncodedEvent, EncodedWatch, encode_line, encode_status,
 };
 use apimachinery::watch::WatchEvent;
+use axum::body::Body;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
@@ -28,7 +29,7 @@ use k8s_openapi::jiff::Timestamp;
 use serde::Serialize;
 use serde_json::Value;
 use stage5_storage::Watch;
-use stage5_storage::{ListResult, Object, ResourceInfo};
+use stage5_storage::{EncodedListResult, ListResult, Object, ResourceInfo};
 
 use super::negotiation::MediaTypeOptions;
 use super::rest::QueryParams;
@@ -245,7 +246,7 @@ pub fn list_answer(
     };
     let objects: Vec<&Object> = result.items.iter().map(AsRef::as_ref).collect();
     match transform {
-        None => Ok(super::get::list_response(info, result)),
+        None => Ok(list_response(info, result)),
         Some(Transform::Table {
             api_version,
             options,
@@ -396,6 +397,111 @@ pub fn encode_watch(
         watch,
         move |event| encoder.encode_event(event),
     )
+}
+
+/// Encodes a list: each item encoded, then written as
+/// [`encoded_list_response`] writes it.
+pub fn list_response(info: &ResourceInfo, result: &ListResult) -> Response {
+    encoded_list_response(info, &EncodedListResult::encode(result))
+}
+
+/// Writes a list whose items are already encoded. The items' bytes are not
+/// copied: the body is the list's head, the items' shared JSON with commas
+/// between, and the tail, and it announces its exact length.
+pub fn encoded_list_response(
+    info: &ResourceInfo,
+    result: &EncodedListResult,
+) -> Response {
+    let head = list_head(info, result);
+    let mut chunks = Vec::with_capacity(result.items.len() * 2 + 2);
+    chunks.push(Bytes::from(head));
+    chunks.extend(result.item_chunks());
+    chunks.push(Bytes::from_static(b"]}"));
+    let mut response = Response::new(Body::new(ChunksBody::new(chunks)));
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
+/// A response body made of shared pieces, sent in order, with its exact length
+/// known up front (so the answer carries `Content-Length`, as a list answer
+/// from kube-apiserver does).
+struct ChunksBody {
+    chunks: std::collections::VecDeque<Bytes>,
+    remaining: u64,
+}
+
+impl ChunksBody {
+    fn new(chunks: Vec<Bytes>) -> Self {
+        let remaining = chunks.iter().map(|c| c.len() as u64).sum();
+        ChunksBody {
+            chunks: chunks.into_iter().filter(|c| !c.is_empty()).collect(),
+            remaining,
+        }
+    }
+}
+
+impl http_body::Body for ChunksBody {
+    type Data = Bytes;
+    type Error = std::convert::Infallible;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<Bytes>, Self::Error>>> {
+        let next = self.chunks.pop_front();
+        if let Some(chunk) = &next {
+            self.remaining -= chunk.len() as u64;
+        }
+        std::task::Poll::Ready(next.map(|chunk| Ok(http_body::Frame::data(chunk))))
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.chunks.is_empty()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        http_body::SizeHint::with_exact(self.remaining)
+    }
+}
+
+/// A list's body up to its first item: `{"kind":…,"apiVersion":…,"metadata":…,"items":[`.
+fn list_head(info: &ResourceInfo, result: &EncodedListResult) -> Vec<u8> {
+    let mut metadata = serde_json::Map::new();
+    metadata.insert(
+        "resourceVersion".into(),
+        Value::String(result.resource_version.to_string()),
+    );
+    if !result.continue_token.is_empty() {
+        metadata.insert(
+            "continue".into(),
+            Value::String(result.continue_token.clone()),
+        );
+    }
+    if let Some(count) = result.remaining_item_count {
+        metadata.insert("remainingItemCount".into(), Value::from(count));
+    }
+    let list_type = info.list_type_meta();
+    let mut body = Vec::with_capacity(128);
+    body.extend_from_slice(b"{\"kind\":");
+    push_json(&mut body, &list_type.kind);
+    body.extend_from_slice(b",\"apiVersion\":");
+    push_json(&mut body, &list_type.api_version);
+    body.extend_from_slice(b",\"metadata\":");
+    push_json(&mut body, &metadata);
+    body.extend_from_slice(b",\"items\":[");
+    body
+}
+
+pub(crate) fn push_json<T: serde::Serialize + ?Sized>(
+    buffer: &mut Vec<u8>,
+    value: &T,
+) {
+    if serde_json::to_writer(&mut *buffer, value).is_err() {
+        buffer.extend_from_slice(b"null");
+    }
 }
 
 #[cfg(test)]

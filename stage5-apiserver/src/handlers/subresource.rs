@@ -18,7 +18,7 @@ use serde_json::{Value, json};
 use stage5_storage::{Object, ResourceInfo, object_key};
 
 use super::patch::{Patch, PatchType};
-use super::rest::*;
+use super::rest::{Rejection, conflict, update_or_reject};
 use crate::registry::rest::next_generation;
 use crate::registry::{RegisteredResource, strategy_for};
 use crate::status::ApiError;

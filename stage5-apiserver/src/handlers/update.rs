@@ -10,7 +10,10 @@ use crate::status::ApiError;
 use stage5_storage::Object;
 use stage5_storage::{Preconditions, object_key, parse_resource_version};
 
-use super::rest::*;
+use super::rest::{
+    Rejection, conflict, decode_body, ensure_namespace, json_response,
+    record_and_finish, update_or_reject,
+};
 
 /// Mirrors `UpdateResource` → `Store.Update` → `GuaranteedUpdate`: the body replaces
 /// the object. A resourceVersion in the body is a precondition (stale → 409

@@ -9,10 +9,10 @@
 //! `--min-request-timeout` and twice that, so that watches spread their reconnects),
 //! the server's shutdown, or the client going away.
 //!
-//! [`WatchRegistry`] keeps every live HTTP watch, for `/metrics` and
-//! `/debug/watchers`.
+//! Each live watch is kept in the server's
+//! [`WatchRegistry`](crate::live_watches::WatchRegistry), for `/metrics` and
+//! `/debug/watchers`, until its body is dropped.
 
-use std::collections::BTreeMap;
 use std::convert::Infallible;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -25,62 +25,27 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::Response;
 use bytes::Bytes;
 use futures::{FutureExt, StreamExt};
-use parking_lot::Mutex;
 use rand::RngExt as _;
 use tokio_util::sync::CancellationToken;
 
-use crate::handlers::response::{self, Transform};
+use super::response::{self, Transform};
+use crate::app_state::AppState;
+use crate::live_watches::LiveWatch;
 use crate::registry::RegisteredResource;
 use crate::status::ApiError;
 use stage5_storage::SelectionPredicate;
 use stage5_storage::list_prefix;
 
-/// One live HTTP watch.
-#[derive(Clone, Debug)]
-pub struct LiveWatch {
-    /// The resource, e.g. `pods`.
-    pub resource: &'static str,
-    /// What it watches: namespace, selectors and starting version.
-    pub identifier: String,
-    /// When it started.
-    pub started: Instant,
-    /// Events written so far.
-    pub events: Arc<AtomicU64>,
-}
-
-/// Every live HTTP watch, by id.
-#[derive(Debug, Default)]
-pub struct WatchRegistry {
-    next_id: AtomicU64,
-    live: Mutex<BTreeMap<u64, LiveWatch>>,
-}
-
 /// Removes its watch from the registry when the response body is dropped.
 #[derive(Debug)]
 pub struct WatchGuard {
-    registry: Arc<crate::app_state::AppState>,
+    state: Arc<AppState>,
     id: u64,
 }
 
 impl Drop for WatchGuard {
     fn drop(&mut self) {
-        self.registry.watches.live.lock().remove(&self.id);
-    }
-}
-
-impl WatchRegistry {
-    /// A snapshot of the live watches.
-    pub fn snapshot(&self) -> Vec<LiveWatch> {
-        self.live.lock().values().cloned().collect()
-    }
-
-    /// How many watches each resource has.
-    pub fn count_by_resource(&self) -> BTreeMap<&'static str, usize> {
-        let mut counts = BTreeMap::new();
-        for w in self.live.lock().values() {
-            *counts.entry(w.resource).or_insert(0) += 1;
-        }
-        counts
+        self.state.watches.unregister(self.id);
     }
 }
 
@@ -98,7 +63,7 @@ pub fn default_watch_timeout(min_request_timeout: Duration) -> Duration {
 /// first byte (a bad resourceVersion, a cache that is not ready) are ordinary
 /// error responses; errors after it are `ERROR` events from the storage.
 pub async fn serve_watch(
-    state: &Arc<crate::app_state::AppState>,
+    state: &Arc<AppState>,
     resource: &RegisteredResource,
     namespace: Option<&str>,
     options: WatchOptions,
@@ -145,18 +110,14 @@ pub async fn serve_watch(
 
     // ANCHOR: serve_watch_stream
     let events = Arc::new(AtomicU64::new(0));
-    let id = state.watches.next_id.fetch_add(1, Ordering::Relaxed);
-    state.watches.live.lock().insert(
-        id,
-        LiveWatch {
-            resource: resource.info.plural,
-            identifier,
-            started: Instant::now(),
-            events: Arc::clone(&events),
-        },
-    );
+    let id = state.watches.register(LiveWatch {
+        resource: resource.info.plural,
+        identifier,
+        started: Instant::now(),
+        events: Arc::clone(&events),
+    });
     let guard = WatchGuard {
-        registry: Arc::clone(state),
+        state: Arc::clone(state),
         id,
     };
     // The stream ends at the timeout or at shutdown, whichever comes first; dropping
@@ -166,7 +127,7 @@ pub async fn serve_watch(
     let body = lines.take_until(stop).map(move |event| {
         events.fetch_add(1, Ordering::Relaxed);
         if event.event_type == EventType::Error {
-            guard.registry.metrics.count_watch_error();
+            guard.state.metrics.count_watch_error();
         }
         Ok::<Bytes, Infallible>(event.line)
     });
