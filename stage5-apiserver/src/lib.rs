@@ -3,47 +3,62 @@
 //! A Kubernetes-compatible API server (`mini-apiserver`) over the etcd3 storage
 //! (`stage5-storage`) and the watch cache (`stage5-cacher`).
 //!
-//! It mirrors the parts of `k8s.io/apiserver` that a client of the watch touches:
+//! It mirrors the parts of `k8s.io/apiserver` (and of kube-apiserver's own
+//! `kubernetes/pkg`) that a client of the watch touches. The general Kubernetes
+//! libraries it uses are where upstream keeps them: apimachinery's (labels,
+//! validation, strategic merge patch, managed fields, the protobuf and watch
+//! serializers) in the workspace's `apimachinery` crate, and
+//! `sigs.k8s.io/structured-merge-diff` in its own crate.
 //!
 //! | Go (k8s.io/apiserver, unless named)                             | Rust                                    |
 //! |-----------------------------------------------------------------|-----------------------------------------|
 //! | `pkg/server/config.go` (`Config`), kube-apiserver's options      | [`ServerConfig`], [`Backend`] ([`config`]) |
 //! | `pkg/server/options/serving.go`, `secure_serving.go`, client-go's `util/cert` | [`secure_serving`] (HTTPS, self-signed certificates) |
 //! | kubeadm's `util/kubeconfig` (`CreateBasic`)                      | [`kubeconfig`] (`--secure`'s kubeconfig) |
-//! | `pkg/server/genericapiserver.go` (`PrepareRun`, `Run`), `handler.go` | [`Server`], [`RunningServer`], [`router`] ([`server`]) |
+//! | `pkg/server/genericapiserver.go` (`PrepareRun`, `Run`), `handler.go`, `routes/metrics.go` | [`Server`], [`RunningServer`], [`router`] ([`server`]) |
+//! | `pkg/server/filters` (`WithTimeoutForNonLongRunningRequests`, the connection limits) | `server/conn.rs`, `server/tls.rs` |
 //! | `GenericAPIServer`'s fields, a handler's `RequestScope`          | [`AppState`] ([`app_state`])            |
 //! | `pkg/endpoints/request/requestinfo.go` (`RequestInfoFactory`)    | [`request_info`]                        |
+//! | `pkg/endpoints/installer.go` (`registerResourceHandlers`)        | `handlers/installer.rs` (the [`handlers`] router) |
 //! | `pkg/endpoints/handlers/rest.go` (shared by the verbs)           | `handlers/rest.rs`                      |
 //! | `pkg/endpoints/handlers/get.go` (`GetResource`, `ListResource`)  | `handlers/get.rs`                       |
 //! | `pkg/endpoints/handlers/create.go` (`CreateResource`)            | `handlers/create.rs`                    |
 //! | `pkg/endpoints/handlers/update.go` (`UpdateResource`)            | `handlers/update.rs`                    |
-//! | `pkg/endpoints/handlers/patch.go` (`PatchResource`)              | [`handlers::patch`]                     |
-//! | apimachinery's `pkg/util/strategicpatch` (`StrategicMergeMapPatch`) | `handlers/strategic_merge.rs`        |
-//! | `k8s.io/api`'s `patchStrategy`/`patchMergeKey` struct tags        | `handlers/patch_meta.rs`                |
+//! | `pkg/endpoints/handlers/patch.go` (`PatchResource`, `interpretStrategicMergePatchError`) | [`handlers::patch`] |
 //! | `pkg/endpoints/handlers/delete.go` (`DeleteResource`)            | `handlers/delete.rs`                    |
 //! | `patch.go`'s `applyPatcher` (server-side apply)                  | `handlers/apply.rs`                     |
-//! | `pkg/endpoints/handlers/fieldmanager`, structured-merge-diff     | [`fieldmanager`]                        |
-//! | `pkg/endpoints/handlers/watch.go` (`serveWatch`, `WatchServer`)  | [`watch`]                               |
+//! | the registries' `StatusREST`, `ScaleREST`                        | [`handlers::subresource`]               |
+//! | `pkg/endpoints/handlers/watch.go` (`serveWatch`, `WatchServer`)  | [`handlers::watch`]                     |
 //! | `pkg/endpoints/handlers/negotiation` (`NegotiateOutputMediaType`) | [`handlers::negotiation`]             |
-//! | `pkg/endpoints/handlers/response.go` (`asTable`, `watchEmbeddedEncoder`) | [`handlers::response`]         |
-//! | kubernetes' `pkg/printers` (`GenerateTable`, `internalversion`) | [`printers`] |
+//! | `pkg/endpoints/handlers/response.go` (`asTable`, `watchEmbeddedEncoder`), the list writer | [`handlers::response`] |
+//! | `pkg/endpoints/handlers/fieldmanager` (the glue over apimachinery's `managedfields`) | [`fieldmanager`] |
+//! | kubernetes' `pkg/printers` (`GenerateTable`, `internalversion`) | [`printers`]                            |
 //! | `pkg/endpoints/handlers/responsewriters/status.go`, `apierrors`  | [`status`]                              |
 //! | `pkg/endpoints/discovery`, `/version`, `/openapi`                | [`discovery`]                           |
 //! | `pkg/authentication/request/bearertoken`, the token file         | [`auth`]                                |
+//! | `pkg/registry/authorization/selfsubjectaccessreview`, `selfsubjectrulesreview` | [`access_review`]          |
 //! | `pkg/server/healthz`                                             | `/healthz`, `/readyz`, `/livez`         |
 //! | `pkg/endpoints/metrics`, the cacher's metrics                    | [`metrics`]                             |
+//! | `pkg/endpoints/metrics`' `RegisteredWatchers`, per watch          | [`live_watches`]                        |
 //! | (none: a teaching page over the Cacher's watchers)                | [`debug`] (`/debug/watchers`)           |
-//! | `registry/generic/registry` (`StorageWithCacher`, `Store`)       | [`registry`]                            |
-//! | `apimachinery/pkg/api/validation` (`ValidateObjectMeta`)         | [`validation`]                          |
+//! | `APIGroupInfo`, `pkg/registry/rest`, `pkg/registry/generic/registry`, each kind's `strategy.go` | [`registry`] |
+//! | kubernetes' `pkg/apis/core/v1/defaults.go`, `pkg/apis/apps/v1/defaults.go` | [`defaults`]             |
+//! | the registry `Store`'s and etcd3 store's `dryRun`                | [`dry_run`]                             |
+//! | kube-apiserver's `events.k8s.io` storage, `pkg/apis/events/v1/conversion.go` | [`events_v1`]             |
+//! | the namespace registry's `Delete` and the namespace controller (`pkg/controller/namespace/deletion`) | [`namespace_deletion`] |
+//! | `plugin/pkg/admission/namespace/lifecycle`                       | [`namespace_lifecycle`]                 |
+//! | `pkg/controlplane/controller/systemnamespaces`                   | [`system_namespaces`]                   |
 //! | `cmd/kube-apiserver`                                             | the `mini-apiserver` binary             |
 //!
 //! The path of one event from the KV to this crate's HTTP stream, file by file, is
 //! drawn in `stage5_storage`'s crate documentation.
 //!
 //! ```text
-//!  HTTP ──► auth ──► metrics ──► request_info ──► handlers ──► registry ──► Storage
-//!                                                   │                   (Cacher or Etcd3Store)
-//!                                                   └── watch ──► watch_encoded lines, chunked
+//!  HTTP ──► auth ──► metrics ──► handlers/installer ──► handlers ──► registry ──► Storage
+//!                                 (request_info, the route) │     (strategy)  (Cacher or
+//!                                                           │                 Etcd3Store)
+//!                                                           └── handlers/watch ──► encoded
+//!                                                               lines, chunked
 //! ```
 //!
 //! One generic route family serves every registered type: `/api/v1/...` for the core

@@ -44,11 +44,12 @@
 //!  ── stage5-cacher ──
 //!  lister_watcher.rs   the watch cache's Reflector (stage 3) watches through Storage::watch
 //!  watch_cache.rs      process_event: the event enters the ring and the indexer (stage 1)
-//!  caching_object.rs   the object is encoded once; every watcher shares the bytes
+//!  caching_object.rs   the object is encoded once (apimachinery's runtime/serializer/
+//!                      streaming writes the line); every watcher shares the bytes
 //!  cacher.rs           dispatch_event: to the watchers of its namespace and node (trigger)
 //!  cache_watcher.rs    add → process → convert: one watcher's view, with its filter
 //!  ── stage5-apiserver ──
-//!  watch.rs            serve_watch: the encoded line is written to the chunked HTTP response
+//!  handlers/watch.rs   serve_watch: the encoded line is written to the chunked HTTP response
 //! ```
 
 pub mod api_object_versioner;

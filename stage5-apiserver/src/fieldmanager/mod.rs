@@ -19,7 +19,7 @@
 //! | Go (upstream)                                   | Rust (here)                                   |
 //! |-------------------------------------------------|-----------------------------------------------|
 //! | `fieldpath.Set`, `typed`, `merge.Updater` (structured-merge-diff) | [`structured_merge_diff`]     |
-//! | the OpenAPI-built `schema.Schema` (`NewTypeConverter`) | [`typeconverter`]                      |
+//! | the OpenAPI-built `schema.Schema` (`NewTypeConverter`) | [`typeconverter`](apimachinery::util::managedfields::typeconverter) |
 //! | `merge.Conflicts`, `internal.NewConflictError`  | [`Conflict`], [`conflict_error`]              |
 //! | `DecodeManagedFields`, `encodeManagedFields`, `BuildManagerIdentifier`, `stripMetaManager`, `capManagersManager` | [`managed_fields`] |
 //! | `skipNonAppliedManager` (`before-first-apply`)  | in [`apply`]                                  |

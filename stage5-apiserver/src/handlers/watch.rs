@@ -1,7 +1,8 @@
 //! Serving a watch over HTTP: mirrors apiserver's `pkg/endpoints/handlers/watch.go`
 //! (`serveWatch` and `WatchServer.HandleHTTP`).
 //!
-//! The storage hands out finished JSON lines ([`Storage::watch_encoded`]: the Cacher
+//! The storage hands out finished JSON lines
+//! ([`Storage::watch_encoded`](stage5_storage::Storage::watch_encoded): the Cacher
 //! encodes each object once for every watcher). This module only frames them: a
 //! `200` with `Content-Type: application/json` and a chunked body, one line per
 //! event, until the storage ends the watch (an `ERROR` event such as 410 Expired is
