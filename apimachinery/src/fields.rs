@@ -10,7 +10,7 @@
 //! Stage 5's server parses `?fieldSelector=` with it, and its watch cache asks
 //! [`FieldSelector::requires_exact_match`] for the trigger value (`spec.nodeName`).
 //!
-//! [`pkg/fields`]: https://github.com/kubernetes/apimachinery/tree/v0.34.0/pkg/fields
+//! [`pkg/fields`]: https://github.com/kubernetes/apimachinery/tree/v0.36.0/pkg/fields
 
 use std::fmt;
 

@@ -7,7 +7,7 @@
 //! store then keeps, per index, a map from each value to the set of keys whose
 //! objects produced it.
 //!
-//! [`tools/cache/index.go`]: https://github.com/kubernetes/client-go/blob/v0.34.0/tools/cache/index.go
+//! [`tools/cache/index.go`]: https://github.com/kubernetes/client-go/blob/v0.36.0/tools/cache/index.go
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;

@@ -6,8 +6,8 @@
 //! [`tools/cache/index.go`], and `KeyLister`, `KeyGetter` and `KeyListerGetter` from
 //! `delta_fifo.go`, where client-go declares them for the DeltaFIFO's known objects.
 //!
-//! [`tools/cache/store.go`]: https://github.com/kubernetes/client-go/blob/v0.34.0/tools/cache/store.go
-//! [`tools/cache/index.go`]: https://github.com/kubernetes/client-go/blob/v0.34.0/tools/cache/index.go
+//! [`tools/cache/store.go`]: https://github.com/kubernetes/client-go/blob/v0.36.0/tools/cache/store.go
+//! [`tools/cache/index.go`]: https://github.com/kubernetes/client-go/blob/v0.36.0/tools/cache/index.go
 
 use std::sync::Arc;
 

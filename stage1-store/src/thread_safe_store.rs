@@ -28,7 +28,7 @@
 //! churn through short-lived values does not grow the indices. A cached snapshot
 //! adds one pointer per item while it lives.
 //!
-//! [`tools/cache/thread_safe_store.go`]: https://github.com/kubernetes/client-go/blob/v0.34.0/tools/cache/thread_safe_store.go
+//! [`tools/cache/thread_safe_store.go`]: https://github.com/kubernetes/client-go/blob/v0.36.0/tools/cache/thread_safe_store.go
 
 use std::borrow::Cow;
 use std::panic::{AssertUnwindSafe, catch_unwind};

@@ -5,7 +5,7 @@
 //! plus the batch-level entries of the newer `RealFIFO` in atomic mode
 //! (`ReplacedAll`, `SyncAll`, `Bookmark`).
 //!
-//! [`tools/cache/delta_fifo.go`]: https://github.com/kubernetes/client-go/blob/v0.34.0/tools/cache/delta_fifo.go
+//! [`tools/cache/delta_fifo.go`]: https://github.com/kubernetes/client-go/blob/v0.36.0/tools/cache/delta_fifo.go
 
 use std::sync::Arc;
 

@@ -25,7 +25,7 @@
 //! (the common case) costs one map entry and one slot in the queue, with the delta
 //! inline. A cached snapshot adds one pointer per key while it lives.
 //!
-//! [`tools/cache/delta_fifo.go`]: https://github.com/kubernetes/client-go/blob/v0.34.0/tools/cache/delta_fifo.go
+//! [`tools/cache/delta_fifo.go`]: https://github.com/kubernetes/client-go/blob/v0.36.0/tools/cache/delta_fifo.go
 
 use std::collections::VecDeque;
 use std::sync::Arc;

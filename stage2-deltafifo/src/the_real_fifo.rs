@@ -20,7 +20,7 @@
 //! As for the DeltaFifo, `list_keys` and `list` hand out a cached [`Snapshot`],
 //! dropped whenever a delta is queued or popped.
 //!
-//! [`tools/cache/the_real_fifo.go`]: https://github.com/kubernetes/client-go/blob/v0.34.0/tools/cache/the_real_fifo.go
+//! [`tools/cache/the_real_fifo.go`]: https://github.com/kubernetes/client-go/blob/v0.36.0/tools/cache/the_real_fifo.go
 
 use std::collections::VecDeque;
 use std::sync::Arc;

@@ -6,7 +6,7 @@
 //! and a 2 minute reset, so a failing reflector settles at one request every [30 s,
 //! 60 s).
 //!
-//! [`pkg/util/wait/backoff.go`]: https://github.com/kubernetes/apimachinery/blob/v0.34.0/pkg/util/wait/backoff.go
+//! [`pkg/util/wait/backoff.go`]: https://github.com/kubernetes/apimachinery/blob/v0.36.0/pkg/util/wait/backoff.go
 
 use std::time::Duration;
 

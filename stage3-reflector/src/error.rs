@@ -14,8 +14,8 @@
 //! this enum is the Reflector's. See [`k8s.io/apimachinery/pkg/api/errors`] and
 //! [`tools/cache/reflector.go`].
 //!
-//! [`k8s.io/apimachinery/pkg/api/errors`]: https://github.com/kubernetes/apimachinery/blob/v0.34.0/pkg/api/errors/errors.go
-//! [`tools/cache/reflector.go`]: https://github.com/kubernetes/client-go/blob/v0.34.0/tools/cache/reflector.go
+//! [`k8s.io/apimachinery/pkg/api/errors`]: https://github.com/kubernetes/apimachinery/blob/v0.36.0/pkg/api/errors/errors.go
+//! [`tools/cache/reflector.go`]: https://github.com/kubernetes/client-go/blob/v0.36.0/tools/cache/reflector.go
 
 use apimachinery::api::errors::{self, reason};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Status;

@@ -24,7 +24,7 @@
 //!   the reflector skips. This reads the event twice (a quick scan for the two
 //!   fields, then the decode).
 //!
-//! [`tools/cache/listwatch.go`]: https://github.com/kubernetes/client-go/blob/v0.34.0/tools/cache/listwatch.go
+//! [`tools/cache/listwatch.go`]: https://github.com/kubernetes/client-go/blob/v0.36.0/tools/cache/listwatch.go
 
 use std::borrow::Cow;
 use std::fmt;

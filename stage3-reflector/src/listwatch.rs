@@ -5,7 +5,7 @@
 //! [`ListOptions`] and [`WatchOptions`], are apimachinery's `metav1` types
 //! ([`apimachinery::apis::meta::v1`]).
 //!
-//! [`tools/cache/listwatch.go`]: https://github.com/kubernetes/client-go/blob/v0.34.0/tools/cache/listwatch.go
+//! [`tools/cache/listwatch.go`]: https://github.com/kubernetes/client-go/blob/v0.36.0/tools/cache/listwatch.go
 
 use std::future::Future;
 use std::sync::Arc;

@@ -6,7 +6,7 @@
 //! server compacted the version the first page was read at), it gives up on paging
 //! and fetches everything in one request at the originally requested version.
 //!
-//! [`tools/pager/pager.go`]: https://github.com/kubernetes/client-go/blob/v0.34.0/tools/pager/pager.go
+//! [`tools/pager/pager.go`]: https://github.com/kubernetes/client-go/blob/v0.36.0/tools/pager/pager.go
 
 use crate::error::Error;
 use apimachinery::apis::meta::v1::ListOptions;

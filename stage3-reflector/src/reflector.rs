@@ -34,7 +34,7 @@
 //! Every error the reflector sees is passed to the watch error handler (by default,
 //! a log line).
 //!
-//! [`tools/cache/reflector.go`]: https://github.com/kubernetes/client-go/blob/v0.34.0/tools/cache/reflector.go
+//! [`tools/cache/reflector.go`]: https://github.com/kubernetes/client-go/blob/v0.36.0/tools/cache/reflector.go
 
 use std::fmt;
 use std::marker::PhantomData;

@@ -4,7 +4,7 @@
 //! uses to re-watch at once after internal errors (an etcd leader election, say) for
 //! up to `max_internal_error_retry_duration`, instead of relisting.
 //!
-//! [`tools/cache/retry_with_deadline.go`]: https://github.com/kubernetes/client-go/blob/v0.34.0/tools/cache/retry_with_deadline.go
+//! [`tools/cache/retry_with_deadline.go`]: https://github.com/kubernetes/client-go/blob/v0.36.0/tools/cache/retry_with_deadline.go
 
 use std::time::Duration;
 

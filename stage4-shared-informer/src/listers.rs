@@ -24,8 +24,8 @@
 //! [`Lister::get`] (a pod's key is `namespace/name`, so a get by bare name could
 //! never find one).
 //!
-//! [`tools/cache/listers.go`]: https://github.com/kubernetes/client-go/blob/v0.34.0/tools/cache/listers.go
-//! [`listers/generic_helpers.go`]: https://github.com/kubernetes/client-go/blob/v0.34.0/listers/generic_helpers.go
+//! [`tools/cache/listers.go`]: https://github.com/kubernetes/client-go/blob/v0.36.0/tools/cache/listers.go
+//! [`listers/generic_helpers.go`]: https://github.com/kubernetes/client-go/blob/v0.36.0/listers/generic_helpers.go
 
 use std::fmt;
 use std::sync::Arc;
