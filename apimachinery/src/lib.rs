@@ -19,7 +19,7 @@
 //! | `pkg/api/validation/objectmeta.go` (`ValidateObjectMeta`, `NameIsDNSSubdomain`, ...) | [`api::validation::objectmeta`] |
 //! | `pkg/util/duration/duration.go` (`HumanDuration`)       | [`util::duration::human_duration`] |
 //! | `pkg/util/strategicpatch/patch.go` (`StrategicMergeMapPatch`), `meta.go` and `k8s.io/api`'s patch tags | [`util::strategicpatch`] |
-//! | `pkg/util/managedfields/internal` (`DecodeManagedFields`, `capManagers`, `stripMeta`) | [`util::managedfields::managedfields`] |
+//! | `pkg/util/managedfields/internal` (`DecodeManagedFields`, `capManagers`, `stripMeta`) | [`util::managedfields::internal`] |
 //! | `pkg/util/managedfields/typeconverter.go` over the served kinds' OpenAPI | [`util::managedfields::typeconverter`] |
 //! | `pkg/runtime/serializer/protobuf` (`Serializer.Decode`), `k8s.io/api`'s `generated.pb.go` | [`runtime::serializer::protobuf`] |
 //! | `pkg/runtime/serializer/streaming`, `metav1.WatchEvent` (a watch on the wire) | [`runtime::serializer::streaming`] |
@@ -44,7 +44,7 @@ pub mod util {
     /// `pkg/util/managedfields`: `metadata.managedFields`, over
     /// structured-merge-diff.
     pub mod managedfields {
-        pub mod managedfields;
+        pub mod internal;
         pub mod typeconverter;
     }
     /// `pkg/util/strategicpatch`: strategic merge patch.

@@ -44,7 +44,7 @@ use stage5_storage::{Object, ResourceInfo};
 use crate::status::ApiError;
 
 use crate::registry::strategy_for;
-use apimachinery::util::managedfields::managedfields::{
+use apimachinery::util::managedfields::internal::{
     self as managed_fields, APPLY, Managed, ManagerInfo, UPDATE,
 };
 use structured_merge_diff::merge::{self as update, ApplyError, Conflict};

@@ -41,7 +41,7 @@ pub(crate) enum Route {
         api_version: String,
     },
     /// An action on one served resource.
-    Resource(ResourceRoute),
+    Resource(Box<ResourceRoute>),
 }
 
 /// An action on one served resource, with what every action needs.
@@ -149,13 +149,13 @@ pub(crate) fn route(
         resource.clone()
     };
     let action = action(&resource, &request, &query, method, headers)?;
-    Ok(Route::Resource(ResourceRoute {
+    Ok(Route::Resource(Box::new(ResourceRoute {
         resource,
         request,
         query,
         manager,
         action,
-    }))
+    })))
 }
 
 /// The self access reviews' routes: `POST` only, and only the two kinds.

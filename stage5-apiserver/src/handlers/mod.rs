@@ -88,7 +88,7 @@ async fn handle(
                 read_object_body(state, headers, body, &api_version, kind).await?;
             crate::access_review::create(kind, &body)
         }
-        Route::Resource(route) => serve_resource(state, route, headers, body).await,
+        Route::Resource(route) => serve_resource(state, *route, headers, body).await,
     }
 }
 

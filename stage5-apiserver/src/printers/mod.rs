@@ -112,6 +112,9 @@ pub struct GenerateOptions {
     pub no_headers: bool,
 }
 
+/// A print function: one object's cells, and its row conditions, as of a time.
+pub type PrintFunc = fn(&Object, Timestamp) -> (Vec<Value>, Vec<RowCondition>);
+
 /// What `internalversion.AddHandlers` registers for one kind
 /// (`TableGenerator.TableHandler(columnDefinitions, printFunc)`): its columns and
 /// the function that prints one object's cells (and, for a pod, its row
@@ -121,7 +124,7 @@ pub struct TableHandler {
     /// The column definitions (`AddHandlers`' `...ColumnDefinitions`).
     pub columns: &'static [Column],
     /// The print function (`printPod`, ...): the cells, as of a time.
-    pub print: fn(&Object, Timestamp) -> (Vec<Value>, Vec<RowCondition>),
+    pub print: PrintFunc,
 }
 
 impl TableHandler {
