@@ -122,6 +122,26 @@ fn image_pull_policy(image: &str) -> &'static str {
     }
 }
 
+/// Mirrors the generated `SetObjectDefaults_ReplicaSet`: `SetDefaults_ReplicaSet`
+/// (one replica) and the pod template's defaults.
+pub fn set_object_defaults_replica_set(replica_set: &mut Object) {
+    let Some(spec) = replica_set
+        .data
+        .get_mut("spec")
+        .and_then(Value::as_object_mut)
+    else {
+        return;
+    };
+    default(spec, "replicas", json!(1));
+    if let Some(pod_spec) = spec
+        .get_mut("template")
+        .and_then(|t| t.get_mut("spec"))
+        .and_then(Value::as_object_mut)
+    {
+        set_defaults_pod_spec(pod_spec);
+    }
+}
+
 /// `SetDefaults_Deployment`, and the pod template's defaults.
 fn set_defaults_deployment(data: &mut Value) {
     let Some(spec) = data.get_mut("spec").and_then(Value::as_object_mut) else {

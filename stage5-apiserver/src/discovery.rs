@@ -141,6 +141,15 @@ fn api_subresources(info: &ResourceInfo) -> Vec<Value> {
             "verbs": ["get", "patch", "update"],
         }));
     }
+    if crate::registry::strategy_for(info).has_binding_subresource() {
+        subresources.push(json!({
+            "name": format!("{}/binding", info.plural),
+            "singularName": "",
+            "namespaced": info.namespaced,
+            "kind": "Binding",
+            "verbs": ["create"],
+        }));
+    }
     if crate::registry::strategy_for(info).has_scale_subresource() {
         subresources.push(json!({
             "name": format!("{}/scale", info.plural),

@@ -78,9 +78,15 @@ impl ResourceInfo {
         }
     }
 
-    /// The etcd prefix of every object of this type: `/registry/pods/`.
+    /// The etcd prefix of every object of this type: `/registry/pods/`. The
+    /// built-in groups keep their resources under `/registry/<resource>/`, as
+    /// kube-apiserver's storage factory does; any other group (a custom
+    /// resource's) under `/registry/<group>/<resource>/`.
     pub fn key_prefix(&self) -> String {
-        if self.group.is_empty() || self.group == "apps" {
+        if matches!(
+            self.group,
+            "" | "apps" | "coordination.k8s.io" | "events.k8s.io"
+        ) {
             format!("/registry/{}/", self.plural)
         } else {
             format!("/registry/{}/{}/", self.group, self.plural)
@@ -193,6 +199,34 @@ impl ResourceInfo {
         field_labels: &[],
     };
 
+    /// ReplicaSets (`apps/v1`): `status.replicas` is a field label
+    /// (`ReplicaSetToSelectableFields`).
+    pub const REPLICASETS: ResourceInfo = ResourceInfo {
+        group: "apps",
+        version: "v1",
+        kind: "ReplicaSet",
+        plural: "replicasets",
+        singular: "replicaset",
+        short_names: &["rs"],
+        categories: &["all"],
+        namespaced: true,
+        field_labels: &["status.replicas"],
+    };
+
+    /// Leases (`coordination.k8s.io/v1`): what a kubelet renews as its node's
+    /// heartbeat in `kube-node-lease`, and what leader election holds.
+    pub const LEASES: ResourceInfo = ResourceInfo {
+        group: "coordination.k8s.io",
+        version: "v1",
+        kind: "Lease",
+        plural: "leases",
+        singular: "lease",
+        short_names: &[],
+        categories: &[],
+        namespaced: true,
+        field_labels: &[],
+    };
+
     /// Events (core `v1`, kubectl's `get events`): the field labels of upstream's
     /// `event.ToSelectableFields` that are plain paths (`source`, which upstream
     /// reads from `source.component`, is not one).
@@ -255,6 +289,8 @@ impl ResourceInfo {
         ResourceInfo::NODES,
         ResourceInfo::DEPLOYMENTS,
         ResourceInfo::EVENTS,
+        ResourceInfo::REPLICASETS,
+        ResourceInfo::LEASES,
     ];
 }
 

@@ -39,7 +39,14 @@ const ROOTS: &[(&str, &str, &str)] = &[
     ("v1", "Namespace", "api::core::v1::Namespace"),
     ("v1", "Node", "api::core::v1::Node"),
     ("v1", "Event", "api::core::v1::Event"),
+    ("v1", "Binding", "api::core::v1::Binding"),
     ("apps/v1", "Deployment", "api::apps::v1::Deployment"),
+    ("apps/v1", "ReplicaSet", "api::apps::v1::ReplicaSet"),
+    (
+        "coordination.k8s.io/v1",
+        "Lease",
+        "api::coordination::v1::Lease",
+    ),
     ("autoscaling/v1", "Scale", "api::autoscaling::v1::Scale"),
     ("events.k8s.io/v1", "Event", "api::events::v1::Event"),
     (
@@ -77,7 +84,7 @@ const SPECIAL: &[(&str, &str)] = &[
 /// Optional scalar fields that are Go pointers (`*int32`, `*bool`, `*int64`) in
 /// the served kinds' messages, as `Message.jsonName`: a zero on the wire is kept.
 /// From kubernetes/api `core/v1/types.go`, `apps/v1/types.go`,
-/// `autoscaling/v1/types.go`, `events/v1/types.go` and apimachinery's
+/// `autoscaling/v1/types.go`, `events/v1/types.go`, `coordination/v1/types.go` and apimachinery's
 /// `meta/v1/types.go`.
 const POINTER_SCALARS: &[&str] = &[
     "ObjectMeta.deletionGracePeriodSeconds",
@@ -133,6 +140,12 @@ const POINTER_SCALARS: &[&str] = &[
     "DeploymentSpec.progressDeadlineSeconds",
     "DeploymentStatus.collisionCount",
     "DeploymentStatus.terminatingReplicas",
+    "ReplicaSetSpec.replicas",
+    "ReplicaSetStatus.terminatingReplicas",
+    "LeaseSpec.holderIdentity",
+    "LeaseSpec.leaseDurationSeconds",
+    "LeaseSpec.leaseTransitions",
+    "LeaseSpec.preferredHolder",
 ];
 
 /// k8s-pb messages that k8s-openapi has no struct for, because Go embeds them

@@ -18,6 +18,7 @@
 //! | `…/{resource}`                                           | GET, POST        | list or watch, create |
 //! | `…/{resource}/{name}`                                    | GET, PUT, PATCH, DELETE | get or watch, update, patch or apply, delete |
 //! | `…/{resource}/{name}/{status\|scale}`                    | GET, PUT, PATCH  | the subresource's  |
+//! | `…/pods/{name}/binding`                                  | POST             | [`Action::Bind`]   |
 
 use axum::http::{HeaderMap, Method, Uri, header};
 
@@ -83,6 +84,8 @@ pub(crate) enum Action {
     UpdateSubresource(Subresource),
     /// `PATCH` of a subresource.
     PatchSubresource(Subresource, PatchType),
+    /// `POST` of a pod's `binding` (`BindingREST`).
+    Bind,
 }
 
 /// Decides what a request is, or why it is refused before anything else
@@ -196,6 +199,18 @@ fn action(
     let info = &resource.info;
     let verb_error = |verb: &str| ApiError::method_not_supported(info.plural, verb);
     if let Some(sub) = request.subresource.as_deref() {
+        if sub == "binding" && resource.strategy.has_binding_subresource() {
+            if request.name.is_none() {
+                return Err(ApiError::path_not_found());
+            }
+            return match *method {
+                Method::POST => Ok(Action::Bind),
+                ref other => Err(ApiError::method_not_supported(
+                    &format!("{}/binding", info.plural),
+                    other.as_str(),
+                )),
+            };
+        }
         let sub = Subresource::of(info, sub)?;
         if request.name.is_none() {
             return Err(ApiError::path_not_found());

@@ -18,6 +18,7 @@
 //! | DELETE  | 405                 | delete             |
 
 mod apply;
+mod binding;
 mod create;
 mod delete;
 mod get;
@@ -188,7 +189,7 @@ async fn serve_resource(
                 "DeleteOptions",
             )
             .await?;
-            delete(state, resource, namespace, name, &body).await
+            delete(state, resource, namespace, name, &query, &body).await
         }
         Action::GetSubresource(sub) => {
             subresource::get(resource, namespace, name, sub).await
@@ -198,6 +199,12 @@ async fn serve_resource(
             let body =
                 read_object_body(state, headers, body, &api_version, kind).await?;
             subresource::put(resource, namespace, name, sub, &manager, &body).await
+        }
+        Action::Bind => {
+            let body =
+                read_object_body(state, headers, body, &api_version, "Binding")
+                    .await?;
+            binding::bind(resource, namespace, name, &body).await
         }
         Action::PatchSubresource(sub, patch_type) => {
             let body = read_body(state, headers, body).await?;

@@ -314,6 +314,20 @@ where
     update_or_create_or_reject(resource, key, false, update).await
 }
 
+/// [`update_or_reject`] with preconditions on the stored object (a uid, a
+/// resourceVersion): 409 when they do not hold.
+pub(crate) async fn update_or_reject_with<F>(
+    resource: &RegisteredResource,
+    key: String,
+    preconditions: stage5_storage::Preconditions,
+    update: F,
+) -> Result<std::sync::Arc<Object>, ApiError>
+where
+    F: FnMut(&Object, &Rejection) -> Result<Object, StorageError> + Send + 'static,
+{
+    guaranteed_update(resource, key, false, preconditions, update).await
+}
+
 /// [`update_or_reject`], and with `ignore_not_found` a missing object is
 /// created: `update` gets an empty object of the type (no uid), as
 /// `GuaranteedUpdate` gives a patch that may create (server-side apply).
@@ -321,6 +335,26 @@ pub(crate) async fn update_or_create_or_reject<F>(
     resource: &RegisteredResource,
     key: String,
     ignore_not_found: bool,
+    update: F,
+) -> Result<std::sync::Arc<Object>, ApiError>
+where
+    F: FnMut(&Object, &Rejection) -> Result<Object, StorageError> + Send + 'static,
+{
+    guaranteed_update(
+        resource,
+        key,
+        ignore_not_found,
+        stage5_storage::Preconditions::default(),
+        update,
+    )
+    .await
+}
+
+async fn guaranteed_update<F>(
+    resource: &RegisteredResource,
+    key: String,
+    ignore_not_found: bool,
+    preconditions: stage5_storage::Preconditions,
     mut update: F,
 ) -> Result<std::sync::Arc<Object>, ApiError>
 where
@@ -328,19 +362,22 @@ where
 {
     let rejection = Rejection::default();
     let rejected = rejection.clone();
-    resource
+    let stored = resource
         .dyn_storage
         .guaranteed_update_with(
-            key,
+            key.clone(),
             ignore_not_found,
-            stage5_storage::Preconditions::default(),
+            preconditions,
             Box::new(move |current: &Object| {
                 rejected.clear();
                 update(current, &rejected)
             }),
         )
         .await
-        .map_err(|error| rejection.or(error))
+        .map_err(|error| rejection.or(error))?;
+    crate::registry::generic::registry::delete_if_finalized(resource, key, stored)
+        .await
+        .map_err(ApiError::from)
 }
 
 /// The end of an update function (`BeforeUpdate`): `next` keeps `current`'s
@@ -352,7 +389,11 @@ pub(crate) fn finish_update(
     current: &Object,
     rejected: &Rejection,
 ) -> Result<Object, StorageError> {
+    // `BeforeUpdate`: what the server set stays, whatever the client sent.
     next.metadata.creation_timestamp = current.metadata.creation_timestamp.clone();
+    next.metadata.deletion_timestamp = current.metadata.deletion_timestamp.clone();
+    next.metadata.deletion_grace_period_seconds =
+        current.metadata.deletion_grace_period_seconds;
     crate::registry::strategy_for(info).prepare_for_update(&mut next, current);
     crate::registry::rest::validate_update(info, &next, current)
         .map_err(|error| rejected.reject(error))?;

@@ -126,6 +126,50 @@ pub const DEPLOYMENT_COLUMNS: &[Column] = &[
     ),
 ];
 
+/// `replicaSetColumnDefinitions` (the descriptions are the `apps/v1` API's).
+pub const REPLICASET_COLUMNS: &[Column] = &[
+    NAME,
+    column(
+        "Desired",
+        "integer",
+        "Replicas is the number of desired pods. This is a pointer to distinguish between explicit zero and unspecified. Defaults to 1. More info: https://kubernetes.io/docs/concepts/workloads/controllers/replicaset",
+        0,
+    ),
+    column(
+        "Current",
+        "integer",
+        "Replicas is the most recently observed number of non-terminating pods. More info: https://kubernetes.io/docs/concepts/workloads/controllers/replicaset",
+        0,
+    ),
+    column(
+        "Ready",
+        "integer",
+        "The number of non-terminating pods targeted by this ReplicaSet with a Ready Condition.",
+        0,
+    ),
+    AGE,
+    column("Containers", "string", CONTAINERS_DESCRIPTION, 1),
+    column("Images", "string", IMAGES_DESCRIPTION, 1),
+    column(
+        "Selector",
+        "string",
+        "Selector is a label query over pods that should match the replica count. Label keys and values that must match in order to be controlled by this replica set. It must match the pod template's labels. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors",
+        1,
+    ),
+];
+
+/// `leaseColumnDefinitions`.
+pub const LEASE_COLUMNS: &[Column] = &[
+    NAME,
+    column(
+        "Holder",
+        "string",
+        "holderIdentity contains the identity of the holder of a current lease. If Coordinated Leader Election is used, the holder identity must be equal to the elected LeaseCandidate.metadata.name field.",
+        0,
+    ),
+    AGE,
+];
+
 /// `namespaceColumnDefinitions`.
 pub const NAMESPACE_COLUMNS: &[Column] = &[
     NAME,
@@ -276,6 +320,18 @@ pub const POD: TableHandler = TableHandler {
 pub const DEPLOYMENT: TableHandler = TableHandler {
     columns: DEPLOYMENT_COLUMNS,
     print: |obj, now| (print_deployment(obj, now), Vec::new()),
+};
+
+/// ReplicaSets: `replicaSetColumnDefinitions` and `printReplicaSet`.
+pub const REPLICASET: TableHandler = TableHandler {
+    columns: REPLICASET_COLUMNS,
+    print: |obj, now| (print_replica_set(obj, now), Vec::new()),
+};
+
+/// Leases: `leaseColumnDefinitions` and `printLease`.
+pub const LEASE: TableHandler = TableHandler {
+    columns: LEASE_COLUMNS,
+    print: |obj, now| (print_lease(obj, now), Vec::new()),
 };
 
 /// Namespaces: `namespaceColumnDefinitions` and `printNamespace`.
@@ -645,6 +701,37 @@ fn print_deployment(obj: &Object, now: Timestamp) -> Vec<Value> {
         Value::from(images),
         Value::from(selector),
     ]
+}
+
+/// Mirrors `printReplicaSet`: desired, current and ready replicas, and with
+/// `-o wide` the template's containers and images and the selector
+/// (`metav1.FormatLabelSelector`: `<none>` when it selects everything).
+fn print_replica_set(obj: &Object, now: Timestamp) -> Vec<Value> {
+    let spec = &obj.data["spec"];
+    let status = &obj.data["status"];
+    // `SetDefaults_ReplicaSet`: one replica unless said otherwise.
+    let desired = spec["replicas"].as_i64().unwrap_or(1);
+    let (containers, images) =
+        layout_container_cells(items(&spec["template"]["spec"]["containers"]));
+    let selector = apimachinery::labels::selector_string(&spec["selector"]);
+    vec![
+        name(obj),
+        Value::from(desired),
+        Value::from(int(&status["replicas"])),
+        Value::from(int(&status["readyReplicas"])),
+        age(obj, now),
+        Value::from(containers),
+        Value::from(images),
+        Value::from(or_none(&selector)),
+    ]
+}
+
+/// Mirrors `printLease`: the holder, or `<unknown>` without one.
+fn print_lease(obj: &Object, now: Timestamp) -> Vec<Value> {
+    let holder = obj.data["spec"]["holderIdentity"]
+        .as_str()
+        .unwrap_or("<unknown>");
+    vec![name(obj), Value::from(holder), age(obj, now)]
 }
 
 /// Mirrors `printNamespace`: the phase as it is.

@@ -15,6 +15,8 @@
 //! | `pkg/registry/core/secret/strategy.go`                    | [`core::secret::strategy`]    |
 //! | `pkg/registry/core/event/strategy.go`                     | [`core::event::strategy`]     |
 //! | `pkg/registry/apps/deployment/strategy.go`                | [`apps::deployment::strategy`] |
+//! | `pkg/registry/apps/replicaset/strategy.go`                | [`apps::replicaset::strategy`] |
+//! | `pkg/registry/coordination/lease/strategy.go`             | [`coordination::lease::strategy`] |
 //!
 //! A kind's names, etcd prefix and field labels are its [`ResourceInfo`]; every
 //! other rule is its strategy's, found by [`strategy_for`]. Serving a new kind
@@ -70,6 +72,18 @@ pub mod apps {
     pub mod deployment {
         pub mod strategy;
     }
+    /// `pkg/registry/apps/replicaset`.
+    pub mod replicaset {
+        pub mod strategy;
+    }
+}
+
+/// `pkg/registry/coordination`.
+pub mod coordination {
+    /// `pkg/registry/coordination/lease`.
+    pub mod lease {
+        pub mod strategy;
+    }
 }
 
 // ANCHOR: strategies
@@ -97,6 +111,14 @@ pub static STRATEGIES: &[(&ResourceInfo, &dyn Strategy)] = &[
     (
         &ResourceInfo::DEPLOYMENTS,
         &apps::deployment::strategy::DeploymentStrategy,
+    ),
+    (
+        &ResourceInfo::REPLICASETS,
+        &apps::replicaset::strategy::ReplicaSetStrategy,
+    ),
+    (
+        &ResourceInfo::LEASES,
+        &coordination::lease::strategy::LeaseStrategy,
     ),
 ];
 
@@ -269,13 +291,16 @@ mod tests {
             .filter(|info| strategy_for(info).has_status_subresource())
             .map(|info| info.plural)
             .collect();
-        assert_eq!(with_status, ["pods", "namespaces", "nodes", "deployments"]);
+        assert_eq!(
+            with_status,
+            ["pods", "namespaces", "nodes", "deployments", "replicasets"]
+        );
         let with_scale: Vec<&str> = ResourceInfo::BUILTIN
             .iter()
             .filter(|info| strategy_for(info).has_scale_subresource())
             .map(|info| info.plural)
             .collect();
-        assert_eq!(with_scale, ["deployments"]);
+        assert_eq!(with_scale, ["deployments", "replicasets"]);
         assert_eq!(
             strategy_for(&ResourceInfo::NAMESPACES).name_rule(),
             NameRule::DnsLabel

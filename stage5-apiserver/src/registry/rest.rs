@@ -15,7 +15,8 @@
 //! | `RESTCreateStrategy.PrepareForCreate`, `Validate`    | [`Strategy::prepare_for_create`], [`Strategy::validate`] |
 //! | `RESTUpdateStrategy.PrepareForUpdate`, `ValidateUpdate` | [`Strategy::prepare_for_update`], [`Strategy::validate_update`] |
 //! | `ValidateObjectMeta`'s `ValidateNameFunc`            | [`Strategy::name_rule`]           |
-//! | the registry's `StatusREST`, `ScaleREST`             | [`Strategy::has_status_subresource`], [`Strategy::has_scale_subresource`] |
+//! | the registry's `StatusREST`, `ScaleREST`, `BindingREST` | [`Strategy::has_status_subresource`], [`Strategy::has_scale_subresource`], [`Strategy::has_binding_subresource`] |
+//! | `RESTGracefulDeleteStrategy.CheckGracefulDelete`     | [`Strategy::check_graceful_delete`] |
 //! | `TableConvertor` (`printersinternal.AddHandlers`)    | [`Strategy::table_handler`]       |
 //! | the kind's `patchStrategy` tags, OpenAPI schema, `New()` | [`Strategy::patch_meta`], [`Strategy::field_schema`], [`Strategy::new_object`] |
 //! | `BeforeCreate`, `BeforeUpdate`                       | [`validate_create`], [`validate_update`] |
@@ -91,6 +92,23 @@ pub trait Strategy: Send + Sync {
     /// Whether the registry has a `scale` subresource (a `ScaleREST`).
     fn has_scale_subresource(&self) -> bool {
         false
+    }
+
+    /// Whether the registry has a `binding` subresource (the pod registry's
+    /// `BindingREST`).
+    fn has_binding_subresource(&self) -> bool {
+        false
+    }
+
+    /// Mirrors `RESTGracefulDeleteStrategy.CheckGracefulDelete`: the grace
+    /// period of a delete that asked for `requested` seconds (or none), or
+    /// `None` for a kind that is never deleted gracefully.
+    fn check_graceful_delete(
+        &self,
+        _obj: &Object,
+        _requested: Option<i64>,
+    ) -> Option<i64> {
+        None
     }
 
     /// Whether a delete only starts the object's termination (the namespace

@@ -653,8 +653,10 @@ async fn every_verb_and_its_errors() {
         "MethodNotAllowed",
     );
 
-    // delete
-    let deleted = http.delete(&path).await;
+    // delete: the pod is bound to a node, so a plain delete is graceful (it
+    // only marks the pod); with a grace period of 0, as a kubelet finishes it
+    // (or `kubectl delete --grace-period=0 --force`), it goes at once.
+    let deleted = http.delete(&format!("{path}?gracePeriodSeconds=0")).await;
     assert_eq!(deleted.status, StatusCode::OK, "{}", deleted.body);
     assert_eq!(deleted.body["metadata"]["name"], "web-0");
     assert_status(&http.delete(&path).await, 404, "NotFound");
@@ -954,7 +956,8 @@ async fn a_watch_streams_chunked_json_lines_until_its_timeout() {
         json!({"metadata": {"labels": {"v": "2"}}}),
     )
     .await;
-    http.delete(&format!("{PODS}/w")).await;
+    // A bound pod without a kubelet: deleted at once (grace period 0).
+    http.delete(&format!("{PODS}/w?gracePeriodSeconds=0")).await;
     let added = lines.event().await;
     assert_eq!(added["type"], "ADDED");
     assert_eq!(added["object"]["kind"], "Pod");
@@ -2096,5 +2099,150 @@ async fn a_list_answer_carries_its_exact_length_and_the_cached_items() {
         };
         assert_eq!(names, expected, "{path}");
     }
+    server.shutdown().await;
+}
+
+/// The generic store's deletion (`Store.Delete`, `rest.BeforeDelete`,
+/// `deletionFinalizersForGarbageCollection`): a bound pod is deleted
+/// gracefully, an unbound one at once; finalizers hold an object until an
+/// update removes the last one; `propagationPolicy=Orphan` adds the garbage
+/// collector's `orphan` finalizer; a bad policy is 422.
+#[tokio::test]
+async fn graceful_deletion_finalizers_and_propagation_policies() {
+    let server = start_default().await;
+    let http = Http::new(&server);
+
+    // A pod bound to a node: the delete marks it for its grace period.
+    http.post(PODS, pod("bound", "n1", "web")).await;
+    let marked = http.delete(&format!("{PODS}/bound")).await;
+    assert_eq!(marked.status, StatusCode::OK, "{}", marked.body);
+    assert_eq!(marked.body["metadata"]["deletionGracePeriodSeconds"], 30);
+    assert!(marked.body["metadata"]["deletionTimestamp"].is_string());
+    let still = http.get(&format!("{PODS}/bound")).await;
+    assert_eq!(still.status, StatusCode::OK);
+    // A status update by the kubelet keeps it; its final delete removes it.
+    let gone = http
+        .delete(&format!("{PODS}/bound?gracePeriodSeconds=0"))
+        .await;
+    assert_eq!(gone.status, StatusCode::OK, "{}", gone.body);
+    assert_status(&http.get(&format!("{PODS}/bound")).await, 404, "NotFound");
+
+    // An unbound pod goes at once.
+    let mut pending = pod("pending", "", "web");
+    pending["spec"]["nodeName"] = Value::Null;
+    http.post(PODS, pending).await;
+    http.delete(&format!("{PODS}/pending")).await;
+    assert_status(&http.get(&format!("{PODS}/pending")).await, 404, "NotFound");
+
+    // A finalizer holds a configmap until an update removes it.
+    const CMS: &str = "/api/v1/namespaces/default/configmaps";
+    let cm = json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "held", "finalizers": ["example.com/keep"]}});
+    http.post(CMS, cm).await;
+    let held = http.delete(&format!("{CMS}/held")).await;
+    assert_eq!(held.status, StatusCode::OK, "{}", held.body);
+    assert!(held.body["metadata"]["deletionTimestamp"].is_string());
+    assert_eq!(held.body["metadata"]["deletionGracePeriodSeconds"], 0);
+    assert_eq!(
+        http.get(&format!("{CMS}/held")).await.status,
+        StatusCode::OK
+    );
+    let released = http
+        .patch(
+            &format!("{CMS}/held"),
+            "application/merge-patch+json",
+            json!({"metadata": {"finalizers": null}}),
+        )
+        .await;
+    assert_eq!(released.status, StatusCode::OK, "{}", released.body);
+    assert_status(&http.get(&format!("{CMS}/held")).await, 404, "NotFound");
+
+    // Orphan: the garbage collector's finalizer, in the body or the query.
+    http.post(
+        CMS,
+        json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "owner"}}),
+    )
+    .await;
+    let orphaning = http
+        .call(
+            Method::DELETE,
+            &format!("{CMS}/owner"),
+            "application/json",
+            json!({"propagationPolicy": "Orphan"})
+                .to_string()
+                .into_bytes(),
+        )
+        .await;
+    assert_eq!(orphaning.status, StatusCode::OK, "{}", orphaning.body);
+    assert_eq!(orphaning.body["metadata"]["finalizers"], json!(["orphan"]));
+    // Background replaces it, and the object goes.
+    let background = http
+        .delete(&format!("{CMS}/owner?propagationPolicy=Background"))
+        .await;
+    assert_eq!(background.status, StatusCode::OK, "{}", background.body);
+    assert_status(&http.get(&format!("{CMS}/owner")).await, 404, "NotFound");
+
+    // ValidateDeleteOptions.
+    http.post(
+        CMS,
+        json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "c"}}),
+    )
+    .await;
+    assert_status(
+        &http
+            .delete(&format!("{CMS}/c?propagationPolicy=Sideways"))
+            .await,
+        422,
+        "Invalid",
+    );
+    server.shutdown().await;
+}
+
+/// `pods/binding` (`BindingREST.Create`): the pod gets its node and its
+/// `PodScheduled` condition; a second binding is a conflict; a binding whose
+/// name is not the URL's is 400; other verbs are 405.
+#[tokio::test]
+async fn a_binding_assigns_a_pod_to_a_node_once() {
+    let server = start_default().await;
+    let http = Http::new(&server);
+    let mut unbound = pod("web-0", "", "web");
+    unbound["spec"]["nodeName"] = Value::Null;
+    http.post(PODS, unbound).await;
+    let binding = |name: &str, node: &str| {
+        json!({"apiVersion": "v1", "kind": "Binding",
+            "metadata": {"name": name, "annotations": {"scheduled-by": "test"}},
+            "target": {"kind": "Node", "name": node}})
+    };
+    let path = format!("{PODS}/web-0/binding");
+    let bound = http.post(&path, binding("web-0", "node-1")).await;
+    assert_eq!(bound.status, StatusCode::CREATED, "{}", bound.body);
+    assert_eq!(bound.body["kind"], "Status");
+    assert_eq!(bound.body["status"], "Success");
+    let pod = http.get(&format!("{PODS}/web-0")).await.body;
+    assert_eq!(pod["spec"]["nodeName"], "node-1");
+    assert_eq!(pod["metadata"]["annotations"]["scheduled-by"], "test");
+    assert_eq!(pod["status"]["conditions"][0]["type"], "PodScheduled");
+    assert_eq!(pod["status"]["conditions"][0]["status"], "True");
+    let again = http.post(&path, binding("web-0", "node-2")).await;
+    assert_status(&again, 409, "Conflict");
+    assert_eq!(
+        again.body["message"],
+        "Operation cannot be fulfilled on pods/binding \"web-0\": pod web-0 is already assigned to node \"node-1\""
+    );
+    assert_status(
+        &http.post(&path, binding("other", "n")).await,
+        400,
+        "BadRequest",
+    );
+    assert_status(&http.get(&path).await, 405, "MethodNotAllowed");
+    assert_status(
+        &http
+            .post(&format!("{PODS}/missing/binding"), binding("missing", "n"))
+            .await,
+        404,
+        "NotFound",
+    );
     server.shutdown().await;
 }

@@ -390,7 +390,7 @@ async fn kubectl_get_all_api_resources_and_events() {
         .await;
     let mut in_all: Vec<&str> = in_all.lines().collect();
     in_all.sort_unstable();
-    assert_eq!(in_all, ["deployments.apps", "pods"]);
+    assert_eq!(in_all, ["deployments.apps", "pods", "replicasets.apps"]);
 
     // `get all` lists the pods and deployments of the namespace, nothing else.
     let file = kubectl.path("objects.yaml");

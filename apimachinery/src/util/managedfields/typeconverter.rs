@@ -177,6 +177,16 @@ pub static DEPLOYMENT: Schema = Schema::Fields(&[
     ("status", &CONDITIONS),
 ]);
 
+/// A ReplicaSet (`apps/v1`).
+pub static REPLICA_SET: Schema = Schema::Fields(&[
+    ("metadata", &OBJECT_META),
+    (
+        "spec",
+        &Schema::Fields(&[("selector", &ATOMIC), ("template", &POD_TEMPLATE)]),
+    ),
+    ("status", &CONDITIONS),
+]);
+
 /// A Node (`core/v1`).
 pub static NODE: Schema = Schema::Fields(&[
     ("metadata", &OBJECT_META),

@@ -273,6 +273,32 @@ pub static POD_TEMPLATE_SPEC: StructMeta = StructMeta {
     fields: &[field("metadata", &OBJECT_META), field("spec", &POD_SPEC)],
 };
 
+/// `apps/v1.ReplicaSet`.
+pub static REPLICA_SET: StructMeta = StructMeta {
+    go_type: "ReplicaSet",
+    fields: &[
+        field("metadata", &OBJECT_META),
+        field(
+            "spec",
+            &StructMeta {
+                go_type: "ReplicaSetSpec",
+                fields: &[field("template", &POD_TEMPLATE_SPEC)],
+            },
+        ),
+        field(
+            "status",
+            &StructMeta {
+                go_type: "ReplicaSetStatus",
+                fields: &[merge_by(
+                    "conditions",
+                    "type",
+                    &leaf("ReplicaSetCondition"),
+                )],
+            },
+        ),
+    ],
+};
+
 /// `apps/v1.Deployment`.
 pub static DEPLOYMENT: StructMeta = StructMeta {
     go_type: "Deployment",

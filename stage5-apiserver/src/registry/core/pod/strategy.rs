@@ -62,6 +62,34 @@ impl Strategy for PodStrategy {
         true
     }
 
+    fn has_binding_subresource(&self) -> bool {
+        true
+    }
+
+    /// Mirrors `podStrategy.CheckGracefulDelete`: the requested period, else the
+    /// pod's `terminationGracePeriodSeconds` (else 0); 0 for a pod no node runs
+    /// (unscheduled) or one that has finished; a negative period is 1.
+    fn check_graceful_delete(
+        &self,
+        pod: &Object,
+        requested: Option<i64>,
+    ) -> Option<i64> {
+        let spec = &pod.data["spec"];
+        let mut period = requested
+            .or_else(|| spec["terminationGracePeriodSeconds"].as_i64())
+            .unwrap_or(0);
+        if spec["nodeName"].as_str().is_none_or(str::is_empty) {
+            period = 0;
+        }
+        if matches!(
+            pod.data["status"]["phase"].as_str(),
+            Some("Failed" | "Succeeded")
+        ) {
+            period = 0;
+        }
+        Some(if period < 0 { 1 } else { period })
+    }
+
     fn table_handler(&self) -> &'static TableHandler {
         &internalversion::POD
     }
