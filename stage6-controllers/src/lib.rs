@@ -1,0 +1,38 @@
+//! # Stage 6: controllers
+//!
+//! A controller turns what an informer (stage 4) saw into work: its event handlers
+//! put the key of every changed object into a work queue, and a few workers take
+//! keys out, reconcile, and put a key back, later, when that failed. This stage
+//! rebuilds that machinery, starting with client-go's `util/workqueue` in
+//! [`workqueue`]; the controllers built on it come later.
+//!
+//! | client-go (Go), `util/workqueue`                        | here (Rust)                         |
+//! |---------------------------------------------------------|-------------------------------------|
+//! | `queue.go`: `Typed[T]`, `NewTyped`, `NewTypedWithConfig` | [`workqueue::Queue`], [`Queue::new`](workqueue::Queue::new), [`Queue::with_config`](workqueue::Queue::with_config) |
+//! | `Add`, `Len`, `Get`, `Done`                             | `add`, `len`, `get().await`, `done` |
+//! | `ShutDown`, `ShutDownWithDrain`, `ShuttingDown`          | `shut_down`, `shut_down_with_drain().await`, `shutting_down` |
+//! | `TypedQueueConfig`, `Queue[T]`, `DefaultQueue`           | [`workqueue::QueueConfig`], [`workqueue::QueueStorage`], [`workqueue::DefaultQueue`] |
+//! | `T comparable`                                           | [`workqueue::Item`]                 |
+//! | `delaying_queue.go`: `delayingType`, `AddAfter`          | [`workqueue::DelayingQueue`], `add_after` |
+//! | `waitForPriorityQueue`, `insert`, `waitingLoop`, `maxWait` | private `WaitForPriorityQueue`, `insert`, `waiting_loop`; [`workqueue::MAX_WAIT`] |
+//! | `rate_limiting_queue.go`: `rateLimitingType`             | [`workqueue::RateLimitingQueue`]    |
+//! | `AddRateLimited`, `Forget`, `NumRequeues`                | `add_rate_limited`, `forget`, `num_requeues` |
+//! | `default_rate_limiters.go`: `TypedRateLimiter[T]`        | [`workqueue::RateLimiter`]          |
+//! | `ItemExponentialFailureRateLimiter`, `ItemFastSlowRateLimiter` | [`workqueue::ItemExponentialFailureRateLimiter`], [`workqueue::ItemFastSlowRateLimiter`] |
+//! | `BucketRateLimiter` over `golang.org/x/time/rate`        | [`workqueue::BucketRateLimiter`]    |
+//! | `MaxOfRateLimiter`, `WithMaxWaitRateLimiter`             | [`workqueue::MaxOfRateLimiter`], [`workqueue::WithMaxWaitRateLimiter`] |
+//! | `DefaultTypedControllerRateLimiter`, `DefaultTypedItemBasedRateLimiter` | [`workqueue::default_controller_rate_limiter`], [`workqueue::default_item_based_rate_limiter`] |
+//! | `metrics.go`: `MetricsProvider`, `SetProvider`, the metric interfaces | [`workqueue::MetricsProvider`], [`workqueue::set_provider`], [`workqueue::GaugeMetric`] and the others |
+//! | component-base's `metrics/prometheus/workqueue`          | [`workqueue::PrometheusMetricsProvider`] |
+//!
+//! ## One key, from a handler to a worker and back
+//!
+//! ```text
+//!  informer handler ──add──► Queue ──get──► worker ──done──► (dirty? queued again)
+//!                              ▲                │
+//!                              │        failed: add_rate_limited
+//!                              │                ▼
+//!                     waiting loop ◄── RateLimiter::when ──► DelayingQueue heap
+//! ```
+
+pub mod workqueue;
