@@ -35,4 +35,13 @@
 //!                     waiting loop ◄── RateLimiter::when ──► DelayingQueue heap
 //! ```
 
+pub mod controller;
+pub mod controller_ref_manager;
+pub mod controller_utils;
+pub mod record;
 pub mod workqueue;
+
+/// `pkg/controller/replicaset`.
+pub mod replicaset {
+    pub mod replica_set;
+}
