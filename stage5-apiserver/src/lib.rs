@@ -71,6 +71,11 @@
 //! storages stop, and the serving task is awaited. Nothing it spawned outlives it.
 
 pub mod access_review;
+/// `cmd/kube-apiserver/app`: the command line and its start.
+pub mod app {
+    pub mod options;
+    pub mod server;
+}
 pub mod app_state;
 pub mod auth;
 pub mod config;

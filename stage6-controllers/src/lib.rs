@@ -35,6 +35,11 @@
 //!                     waiting loop ◄── RateLimiter::when ──► DelayingQueue heap
 //! ```
 
+/// `cmd/kube-controller-manager/app`: the controller manager and its flags.
+pub mod app {
+    pub mod controllermanager;
+    pub mod options;
+}
 pub mod controller;
 pub mod controller_ref_manager;
 pub mod controller_utils;
@@ -45,3 +50,5 @@ pub mod workqueue;
 pub mod replicaset {
     pub mod replica_set;
 }
+
+pub mod garbagecollector;
