@@ -90,10 +90,11 @@ pub fn default_item_based_rate_limiter<T: Item>()
 /// Mirrors `rate.InfDuration`: the delay of a reservation that can never be met.
 const INF_DURATION: Duration = Duration::from_nanos(i64::MAX as u64);
 
-/// Mirrors golang.org/x/time/rate's `Limiter`, as far as client-go uses it
-/// (`NewLimiter`, `Reserve().Delay()`): a token bucket that starts full with
-/// `burst` tokens, refills `limit` tokens a second, and lets a reservation take a
-/// token it does not have yet, to be waited for.
+/// Mirrors golang.org/x/time/rate's `Limiter` (v0.14.0, which client-go v0.36
+/// requires), as far as client-go uses it (`NewLimiter`, `Reserve().Delay()`): a
+/// token bucket that starts full with `burst` tokens, refills `limit` tokens a
+/// second up to `burst`, and lets a reservation take a token it does not have yet,
+/// to be waited for (the tokens go negative).
 #[derive(Debug)]
 struct Limiter {
     /// Mirrors `limit`: tokens per second (`f64::MAX` is `rate.Inf`).
@@ -154,15 +155,6 @@ impl Limiter {
         if self.limit == f64::MAX {
             // rate.Inf: every event is allowed at once.
             return Duration::ZERO;
-        }
-        if self.limit == 0.0 {
-            // A zero rate: the burst is all there ever is.
-            return if self.burst >= 1 {
-                self.burst -= 1;
-                Duration::ZERO
-            } else {
-                INF_DURATION
-            };
         }
         let tokens = self.advance(now) - 1.0;
         let wait = if tokens < 0.0 {

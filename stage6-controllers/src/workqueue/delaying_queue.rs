@@ -11,7 +11,7 @@
 //! next arrival, or at most [`MAX_WAIT`].
 //!
 //! An item already waiting is waiting once: adding it again with an earlier ready
-//! time moves it forward, with a later one changes nothing ([`insert`]).
+//! time moves it forward, with a later one changes nothing (the private `insert`).
 //!
 //! ## Recovery
 //!

@@ -162,11 +162,13 @@ impl<T: Item> QueueMetrics<T> {
     }
 
     /// Whether there is anything to update (Go: not `noMetrics`).
+    #[inline]
     pub(crate) fn is_enabled(&self) -> bool {
         matches!(self, QueueMetrics::Enabled(_))
     }
 
     /// Mirrors `defaultQueueMetrics.add`.
+    #[inline]
     pub(crate) fn add(&mut self, item: &T) {
         let QueueMetrics::Enabled(m) = self else {
             return;
@@ -179,6 +181,7 @@ impl<T: Item> QueueMetrics<T> {
     }
 
     /// Mirrors `defaultQueueMetrics.get`.
+    #[inline]
     pub(crate) fn get(&mut self, item: &T) {
         let QueueMetrics::Enabled(m) = self else {
             return;
@@ -192,6 +195,7 @@ impl<T: Item> QueueMetrics<T> {
     }
 
     /// Mirrors `defaultQueueMetrics.done`.
+    #[inline]
     pub(crate) fn done(&mut self, item: &T) {
         let QueueMetrics::Enabled(m) = self else {
             return;
@@ -442,7 +446,7 @@ mod tests {
     use tokio::time::{advance, timeout};
 
     use super::*;
-    use crate::workqueue::queue::{DefaultQueue, Queue, QueueConfig};
+    use crate::workqueue::queue::{Queue, QueueConfig, Storage};
 
     const PATIENCE: Duration = Duration::from_secs(30);
 
@@ -573,11 +577,8 @@ mod tests {
             Some(&(Arc::clone(&mp) as Arc<dyn MetricsProvider>)),
             "test",
         );
-        let q = Queue::from_parts(
-            Box::new(DefaultQueue::default()),
-            metrics,
-            Duration::from_millis(1),
-        );
+        let q =
+            Queue::from_parts(Storage::default(), metrics, Duration::from_millis(1));
 
         advance(Duration::from_millis(1)).await;
         timeout(PATIENCE, updated.recv())

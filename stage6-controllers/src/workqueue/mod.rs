@@ -26,6 +26,22 @@
 //!
 //! Time comes from tokio's clock, so tests pause it
 //! (`#[tokio::test(start_paused = true)]`) where client-go's tests use a fake clock.
+//!
+//! ## Where this differs from client-go
+//!
+//! - Only the typed API (`NewTyped…`, `Typed…`); the deprecated `any` variants
+//!   have no counterpart. Configs have no `Clock` (tokio's) and no `Logger`.
+//! - `get` is `async` and returns `Option<T>`: `None` is Go's `shutdown == true`.
+//! - Go's `dirty` and `processing` sets are one map of each key's state (see
+//!   [`queue`]); `done` for an item that is not being processed does nothing,
+//!   where Go would queue a waiting item a second time.
+//! - `add_after` never blocks: arrivals wait in an inbox the loop empties, not a
+//!   channel of 1,000 slots. `shut_down_with_drain` of a delaying queue stops the
+//!   loop at once (Go's stops within `maxWait`, having nothing left to add).
+//! - `shut_down` aborts the unfinished-work task instead of waiting for it
+//!   (it cannot be running an update once the queue is shutting down).
+//! - The exponential limiter caps a backoff of 2^63 ns or more; Go's converts
+//!   exactly 2^63 into a negative duration.
 
 pub mod default_rate_limiters;
 pub mod delaying_queue;

@@ -13,7 +13,7 @@
 //!
 //! Go keeps two sets for this, `dirty` (needs processing) and `processing` (a
 //! worker has it), next to the FIFO. Here one map holds each known key's
-//! [`ItemState`], and a count stands for `processing.Len()`:
+//! `ItemState`, and a count stands for `processing.Len()`:
 //!
 //! | state here         | in `dirty` | in `processing` | in the FIFO |
 //! |--------------------|------------|-----------------|-------------|
@@ -46,7 +46,7 @@ use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use hashbrown::HashMap;
-use hashbrown::hash_map::Entry;
+use hashbrown::hash_map::{Entry, EntryRef};
 use parking_lot::Mutex;
 use tokio::sync::Notify;
 use tokio::task::JoinHandle;
@@ -182,6 +182,57 @@ impl<T> QueueConfig<T> {
     }
 }
 
+/// The queue's storage: the FIFO inline (the common case, one pointer less to
+/// follow on every call), or the one a config brings.
+pub(crate) enum Storage<T> {
+    /// Mirrors `DefaultQueue`.
+    Fifo(DefaultQueue<T>),
+    /// A `TypedQueueConfig.Queue`.
+    Custom(Box<dyn QueueStorage<T>>),
+}
+
+impl<T> Default for Storage<T> {
+    fn default() -> Self {
+        Storage::Fifo(DefaultQueue::default())
+    }
+}
+
+impl<T> Storage<T> {
+    fn touch(&mut self, item: &T) {
+        match self {
+            Storage::Fifo(_) => {}
+            Storage::Custom(queue) => queue.touch(item),
+        }
+    }
+
+    fn push(&mut self, item: T) {
+        match self {
+            Storage::Fifo(fifo) => fifo.items.push_back(item),
+            Storage::Custom(queue) => queue.push(item),
+        }
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            Storage::Fifo(fifo) => fifo.items.len(),
+            Storage::Custom(queue) => queue.len(),
+        }
+    }
+
+    fn pop(&mut self) -> Option<T> {
+        match self {
+            Storage::Fifo(fifo) => fifo.items.pop_front(),
+            Storage::Custom(queue) => {
+                if queue.is_empty() {
+                    None
+                } else {
+                    queue.pop()
+                }
+            }
+        }
+    }
+}
+
 /// Mirrors `defaultUnfinishedWorkUpdatePeriod`: how often a queue with metrics
 /// refreshes its unfinished-work gauges.
 pub(crate) const DEFAULT_UNFINISHED_WORK_UPDATE_PERIOD: Duration =
@@ -203,7 +254,7 @@ enum ItemState {
 /// Everything the lock guards: the fields of Go's `Typed[T]` under `cond.L`.
 struct State<T> {
     /// Mirrors `queue`: the waiting items, each `Waiting` in `items`.
-    queue: Box<dyn QueueStorage<T>>,
+    queue: Storage<T>,
     /// Mirrors `dirty` and `processing`.
     items: HashMap<T, ItemState>,
     /// Mirrors `processing.Len()`: the items in a `Processing*` state.
@@ -220,9 +271,6 @@ struct State<T> {
 impl<T: Item> State<T> {
     /// The pop half of Go's `Get`: the next waiting item, now processing.
     fn pop_for_processing(&mut self) -> Option<T> {
-        if self.queue.is_empty() {
-            return None;
-        }
         let item = self.queue.pop()?;
         self.metrics.get(&item);
         match self.items.get_mut(&item) {
@@ -325,9 +373,7 @@ impl<T: Item> Queue<T> {
         let metrics =
             QueueMetrics::new(config.metrics_provider.as_ref(), &config.name);
         Queue::from_parts(
-            config
-                .queue
-                .unwrap_or_else(|| Box::new(DefaultQueue::default())),
+            config.queue.map_or_else(Storage::default, Storage::Custom),
             metrics,
             update_period,
         )
@@ -336,7 +382,7 @@ impl<T: Item> Queue<T> {
     /// Mirrors `newQueue`: the queue over its storage and metrics, with the
     /// unfinished-work task when there are metrics to update.
     pub(crate) fn from_parts(
-        queue: Box<dyn QueueStorage<T>>,
+        queue: Storage<T>,
         metrics: QueueMetrics<T>,
         update_period: Duration,
     ) -> Self {
@@ -458,20 +504,26 @@ impl<T: Item> Queue<T> {
         let mut guard = self.shared.state.lock();
         let state = &mut *guard;
         state.metrics.done(item);
-        let requeued = match state.items.get_mut(item) {
-            Some(known @ ItemState::ProcessingDirty) => {
-                *known = ItemState::Waiting;
+        let EntryRef::Occupied(mut known) = state.items.entry_ref(item) else {
+            return;
+        };
+        let requeued = match *known.get() {
+            // Added again while processed: back in the queue.
+            ItemState::ProcessingDirty => {
+                known.insert(ItemState::Waiting);
                 state.queue.push(item.clone());
                 true
             }
-            Some(ItemState::Processing) => {
-                state.items.remove(item);
+            // Clean: forget it.
+            ItemState::Processing => {
+                known.remove();
                 false
             }
-            Some(ItemState::Waiting) | None => return,
+            ItemState::Waiting => return,
         };
         state.processing -= 1;
-        let drained = state.processing == 0;
+        // Only a draining shut-down waits for this.
+        let drained = state.processing == 0 && state.drain;
         drop(guard);
         if requeued {
             self.shared.item_ready.notify_one();
