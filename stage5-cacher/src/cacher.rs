@@ -57,7 +57,8 @@ pub const DEFAULT_BOOKMARK_FREQUENCY: Duration = Duration::from_secs(60);
 /// How often a waiting consistent read asks etcd for progress (upstream's
 /// `progressRequestPeriod`).
 pub const PROGRESS_REQUEST_PERIOD: Duration = Duration::from_millis(100);
-/// The dispatcher's bookmark timer: 1 s, jittered by ±25 %.
+/// The dispatcher's bookmark timer: 1 s, jittered by ±25 % (0.75 to 1.25 s).
+/// Upstream's `wait.Jitter(time.Second, 0.25)` only adds: 1 to 1.25 s.
 pub const BOOKMARK_TIMER_PERIOD: Duration = Duration::from_secs(1);
 
 /// Options of a [`Cacher`].
@@ -631,10 +632,16 @@ impl Cacher {
     /// Mirrors `Cacher.GetList`: `""` is a consistent read (etcd's current revision,
     /// then wait until the cache has it), `"0"` is whatever the cache has, a
     /// version waits (up to 3 s) until the cache has caught up. Exact reads,
-    /// continue tokens and limits with a version other than `"0"`, a cache that is
-    /// not ready, and consistent reads over an etcd whose progress notifications
-    /// can't be trusted (before 3.4.31 and 3.5.13) go to etcd. Only objects under
-    /// the key (or at it) are listed.
+    /// continue tokens and limits with a version other than `"0"`, every list while
+    /// the cache is not ready, and consistent reads over an etcd whose progress
+    /// notifications can't be trusted (before 3.4.31 and 3.5.13) go to etcd. Only
+    /// objects under the key (or at it) are listed.
+    ///
+    /// Upstream differs in two of these: since Kubernetes 1.34 it serves exact
+    /// reads, continue tokens and limits from snapshots of the cache when it has
+    /// one at the version, and since 1.31 a cache that is not ready sends only
+    /// lists with a limit and no selector to etcd, and answers every other list
+    /// 429.
     pub async fn get_list_cached_in(
         &self,
         key: String,
@@ -790,11 +797,13 @@ impl CacherInner {
     /// resources' writes) has nothing for it.
     ///
     /// Progress is asked for only from an etcd whose notifications can be trusted
-    /// (the feature support checker's `RequestWatchProgress`). An older one
-    /// (before 3.4.31 and 3.5.13, etcd issue 15220) may answer a watch that is
+    /// (the feature support checker's `RequestWatchProgress`: 3.4.31 or 3.5.13). An
+    /// etcd before 3.4.25 and 3.5.8 (etcd issue 15220) may answer a watch that is
     /// still catching up, after a failover say, with its newest revision ahead of
     /// the events it has yet to send, and the cache would then serve a list
-    /// without them. There a quiet cache waits out the 3 s instead.
+    /// without them; one before 3.4.31 and 3.5.13 (etcd issue 17507) may send no
+    /// notification to a watch that has received no events. There a quiet cache
+    /// waits out the 3 s instead.
     async fn wait_until_fresh(
         &self,
         resource_version: u64,
@@ -854,8 +863,8 @@ impl CacherInner {
     // ANCHOR: dispatch_events
     /// Mirrors `Cacher.dispatchEvents`: dispatch each event from the watch cache
     /// (but not the bookmarks from storage, which only move the version), and on
-    /// a 1 s ± 25 % timer send bookmarks at the last processed version to the
-    /// watchers that are due one.
+    /// a 1 s ± 25 % timer (upstream's is 1 to 1.25 s) send bookmarks at the last
+    /// processed version to the watchers that are due one.
     async fn dispatch_events(
         self: Arc<Self>,
         mut incoming: mpsc::UnboundedReceiver<Arc<WatchCacheEvent>>,
@@ -1050,7 +1059,8 @@ impl CacherInner {
     }
 }
 
-/// `wait.Jitter(period, 0.25)`-style: `period` ± 25 %.
+/// `period` ± 25 %, drawn uniformly. Unlike upstream's `wait.Jitter(period, 0.25)`,
+/// which only adds (`period` to 1.25 × `period`), this may also fire early.
 fn jittered(period: Duration) -> Duration {
     period.mul_f64(0.75 + rand::random::<f64>() * 0.5)
 }

@@ -527,10 +527,14 @@ impl WatchState {
 }
 
 /// Whether an etcd of this version (`3.5.12`, as `Status` reports it) sends a
-/// requested progress notification only after the events below its revision. Mirrors
-/// the version check of `pkg/storage/feature/feature_support_checker.go`: etcd
-/// before 3.4.31 and 3.5.13 could send it ahead of them (etcd issue 15220), and a
-/// cache that trusted it would answer a consistent read without the newest writes.
+/// requested progress notification, and only after the events below its
+/// revision. Mirrors the version check of
+/// `pkg/storage/feature/feature_support_checker.go` (since Kubernetes 1.31),
+/// which requires 3.4.31 or 3.5.13 because of two etcd bugs. Before 3.4.25 and
+/// 3.5.8 etcd could send the notification ahead of the events (etcd issue 15220),
+/// and a cache that trusted it would answer a consistent read without the newest
+/// writes. Before 3.4.31 and 3.5.13 it could send none to a watch that had
+/// received no events (etcd issue 17507), and a quiet cache would wait in vain.
 fn request_watch_progress_supported(version: &str) -> bool {
     let mut parts = version.split('.').map(|p| p.parse::<u32>().unwrap_or(0));
     let (major, minor, patch) = (
