@@ -38,7 +38,7 @@
 //! CI's commands: `verify` (the red check, see [`verify`], `exercise/verify.rs`)
 //! and `schedule --check`
 //! (the generated files: the workshop schedules in the facilitator's guide, see
-//! [`schedule`], the hints on the exercises pages, see [`pages`], and
+//! [`schedule`], the hints on each exercise's own page, see [`pages`], and
 //! `exercises.lock`).
 //!
 //! Progress (started, solved, hints seen) lives in the git-ignored
@@ -133,8 +133,8 @@ pub(crate) enum ExerciseCommand {
     /// Print the workshop schedules and update the generated files
     ///
     /// The generated files: the schedules in book/src/facilitator.md, the hints on
-    /// the exercises pages (both from exercises.toml) and exercises.lock (from
-    /// the reference regions).
+    /// each exercise's page, book/src/stageN/exercises/ID.md (both from
+    /// exercises.toml) and exercises.lock (from the reference regions).
     Schedule {
         /// Change nothing; fail if any generated file is stale
         #[arg(long)]

@@ -337,7 +337,7 @@ mod tests {
     #[test]
     fn a_page_with_the_stub_passes() {
         let code = "update_single_index(index: &mut Index, old_values: &[V], new_values: &[V]) {\n    \
-                    // Exercise ex1-update-index: see book/src/stage1/exercises.md\n    \
+                    // Exercise: see book/src/stage1/exercises/ex1-update-index.md\n    \
                     let _ = (&index, &old_values, &new_values);\n    \
                     todo!(\"ex1-update-index: Move a key between index sets\")\n}\n";
         assert_eq!(gives_away(&body(), &code_texts(&page(code))), None);

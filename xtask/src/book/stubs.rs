@@ -511,7 +511,7 @@ fn plain(x: u8) -> u8 {
 ";
 
     /// The stub of `ex1-split`, as the chapters show it (indented by four).
-    const STUB: &str = "    // Exercise ex1-split: see book/src/stage1/exercises.md\n    \
+    const STUB: &str = "    // Exercise: see book/src/stage1/exercises/ex1-split.md\n    \
                         let _ = &key;\n    todo!(\"ex1-split: Split a key\")";
 
     fn notes() -> Notes {
@@ -519,7 +519,7 @@ fn plain(x: u8) -> u8 {
             "ex1-split".to_string(),
             Note {
                 message: "ex1-split: Split a key".into(),
-                page: "book/src/stage1/exercises.md".into(),
+                page: "book/src/stage1/exercises/ex1-split.md".into(),
             },
         )]))
     }

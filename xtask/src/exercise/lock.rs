@@ -295,7 +295,7 @@ minutes = 5
             "ex1-a",
             &region::Note {
                 message: "ex1-a: A".into(),
-                page: "book/src/stage1/exercises.md".into(),
+                page: "book/src/stage1/exercises/ex1-a.md".into(),
             },
         )
         .unwrap();

@@ -47,7 +47,9 @@ pub(crate) struct Chapter {
     pub(crate) title: String,
     /// The chapter's page under `book/src`.
     pub(crate) page: String,
-    /// The chapter's exercises page under `book/src`.
+    /// The chapter's exercises index under `book/src`, e.g. `stage1/exercises.md`.
+    /// Each exercise has a page of its own in the folder of the same name (see
+    /// [`Manifest::exercise_page`]).
     pub(crate) exercises_page: String,
     /// Minutes for the facilitator's talk and live demo of the chapter.
     pub(crate) minutes: u32,
@@ -163,6 +165,17 @@ impl Manifest {
                 ));
             }
             chapter_stages.push(chapter.stage);
+            if chapter
+                .exercises_page
+                .strip_suffix(".md")
+                .is_none_or(str::is_empty)
+            {
+                problems.push(format!(
+                    "chapter `{}`: `exercises_page` must name a Markdown page, like \
+                     `stage1/exercises.md`",
+                    chapter.title
+                ));
+            }
             for (id, reason) in &chapter.take_home {
                 let at =
                     format!("chapter `{}`: `take_home` names `{id}`", chapter.title);
@@ -323,14 +336,15 @@ impl Manifest {
             .filter(|c| only.is_none() || stages.contains(&c.stage))
         {
             let mut pages =
-                vec![chapter.page.as_str(), chapter.exercises_page.as_str()];
-            pages.extend(
-                self.stage_exercises(chapter.stage)
-                    .map(|ex| ex.page.split('#').next().unwrap_or("")),
-            );
-            pages.dedup();
+                vec![chapter.page.clone(), chapter.exercises_page.clone()];
+            for ex in self.stage_exercises(chapter.stage) {
+                pages.push(self.exercise_page(ex));
+                pages.push(ex.page.split('#').next().unwrap_or("").to_string());
+            }
+            let mut seen = BTreeSet::new();
+            pages.retain(|page| seen.insert(page.clone()));
             for page in pages {
-                if !root.join("book/src").join(page).is_file() {
+                if !root.join("book/src").join(&page).is_file() {
                     let note = format!(
                         "stage {}: book page book/src/{page} does not exist yet",
                         chapter.stage
@@ -371,17 +385,28 @@ impl Manifest {
         }
     }
 
-    /// What an exercise's stub says (see [`region::stub`]): `todo!("<id>: <title>")`,
-    /// under a comment that names the chapter's exercises page, where the exercise
-    /// has its section.
-    pub(crate) fn stub_note(&self, ex: &Exercise) -> region::Note {
-        let page = match self.chapter(ex.stage()) {
-            Some(chapter) => chapter.exercises_page.as_str(),
-            None => ex.page.split('#').next().unwrap_or(&ex.page),
+    /// The exercise's own page under `book/src`: the task, what to read, how to
+    /// check, its generated hints and the link to its solution. It lies in the
+    /// folder named after its chapter's exercises index: `stage1/exercises.md` has
+    /// `stage1/exercises/ex1-split-key.md`.
+    pub(crate) fn exercise_page(&self, ex: &Exercise) -> String {
+        let folder = match self.chapter(ex.stage()) {
+            Some(chapter) => chapter
+                .exercises_page
+                .strip_suffix(".md")
+                .unwrap_or(&chapter.exercises_page)
+                .to_string(),
+            None => format!("stage{}/exercises", ex.stage()),
         };
+        format!("{folder}/{}.md", ex.id)
+    }
+
+    /// What an exercise's stub says (see [`region::stub`]): `todo!("<id>: <title>")`,
+    /// under a comment that names the exercise's own page.
+    pub(crate) fn stub_note(&self, ex: &Exercise) -> region::Note {
         region::Note {
             message: format!("{}: {}", ex.id, ex.title),
-            page: format!("book/src/{page}"),
+            page: format!("book/src/{}", self.exercise_page(ex)),
         }
     }
 
@@ -782,8 +807,12 @@ minutes = 10
             manifest.stub_note(&manifest.exercises[0]),
             region::Note {
                 message: "ex1-split-key: Split a key".into(),
-                page: "book/src/stage1/exercises.md".into(),
+                page: "book/src/stage1/exercises/ex1-split-key.md".into(),
             }
+        );
+        assert_eq!(
+            manifest.exercise_page(&manifest.exercises[3]),
+            "stage5/exercises/ex5-resize.md"
         );
         let ids = |exercises: Vec<&Exercise>| -> Vec<String> {
             exercises.iter().map(|ex| ex.id.clone()).collect()

@@ -71,11 +71,7 @@ impl Learner<'_> {
         let text = self.read(&ex.file)?;
         let (line, function) =
             region::locate(&text, &ex.id).map_err(Error::region(&ex.file))?;
-        let exercises_page = self
-            .manifest
-            .chapter(ex.stage())
-            .map(|c| format!(" and {}#{}", c.exercises_page, ex.id))
-            .unwrap_or_default();
+        let exercise_page = self.manifest.exercise_page(ex);
         println!(
             "{} {} — {} {}",
             s.bold("Next:"),
@@ -84,9 +80,9 @@ impl Learner<'_> {
             s.dim(&format!("(about {} min)", ex.minutes))
         );
         println!("  code   {}:{line}, the body of `fn {function}`", ex.file);
+        println!("  read   {}", ex.page);
         println!(
-            "  read   {}{exercises_page} {}",
-            ex.page,
+            "         {exercise_page} {}",
             s.dim("(in the book: cargo xtask book serve)")
         );
         println!(

@@ -1,9 +1,10 @@
-//! The generated parts of the book: each exercise's hints on its chapter's exercises
-//! page.
+//! The generated parts of the book: each exercise's hints on its own page
+//! (`book/src/stage1/exercises/ex1-split-key.md`, see
+//! [`Manifest::exercise_page`]).
 //!
 //! The hints live in `exercises.toml`, which `cargo xtask exercise hint` reads. An
-//! exercises page shows the same hints folded in `<details>` blocks, between two
-//! marker comments per exercise:
+//! exercise's page shows the same hints folded in `<details>` blocks, between two
+//! marker comments:
 //!
 //! ```text
 //! <!-- hints:ex1-split-key:begin -->
@@ -12,7 +13,9 @@
 //! ```
 //!
 //! [`update`] rewrites those blocks from the manifest; with `check`, it only reports
-//! the pages that differ. Everything outside the markers is written by hand.
+//! the pages that differ. Everything outside the markers is written by hand. The
+//! chapter's exercises index (`stage1/exercises.md`) holds no hints: it links to the
+//! exercises' pages.
 
 use std::fs;
 use std::path::Path;
@@ -75,9 +78,44 @@ pub(crate) fn regenerate(
     Ok(out)
 }
 
-/// Regenerates (or, with `check`, compares) the hints on every chapter's exercises
-/// page. Returns the pages that changed (or differ) and notes about pages that do
-/// not exist yet.
+/// The exercise ids whose hints markers (opening or closing) appear in `text`, in
+/// order, each once.
+fn marked_ids(text: &str) -> Vec<&str> {
+    let mut ids: Vec<&str> = Vec::new();
+    for (at, _) in text.match_indices("<!-- hints:") {
+        let rest = &text[at + "<!-- hints:".len()..];
+        let Some(stop) = rest.find(" -->") else {
+            continue;
+        };
+        let id = rest[..stop]
+            .strip_suffix(":begin")
+            .or_else(|| rest[..stop].strip_suffix(":end"))
+            .unwrap_or(&rest[..stop]);
+        if !ids.contains(&id) {
+            ids.push(id);
+        }
+    }
+    ids
+}
+
+/// Reads a page under the workspace root, or `None` if it does not exist.
+fn read_page(root: &Path, rel: &str) -> Result<Option<String>, Error> {
+    let path = root.join(rel);
+    match fs::read_to_string(&path) {
+        Ok(text) => Ok(Some(text)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(Error::io("read", path)(e)),
+    }
+}
+
+/// Regenerates (or, with `check`, compares) the hints on every exercise's own page
+/// (see [`Manifest::exercise_page`]). Returns the pages that changed (or differ)
+/// and notes about chapters whose exercises pages do not exist yet.
+///
+/// A chapter whose exercises index exists must have a page for each of its
+/// exercises, and hints only where they belong: a hints block on the index, or on
+/// another exercise's page, would never be regenerated, so it is an error, as is a
+/// page without its exercise's markers.
 pub(crate) fn update(
     root: &Path,
     manifest: &Manifest,
@@ -86,26 +124,54 @@ pub(crate) fn update(
     let mut changed = Vec::new();
     let mut notes = Vec::new();
     for chapter in &manifest.chapters {
-        let rel = format!("book/src/{}", chapter.exercises_page);
-        let path = root.join(&rel);
-        let text = match fs::read_to_string(&path) {
-            Ok(text) => text,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+        let index_rel = format!("book/src/{}", chapter.exercises_page);
+        let index = read_page(root, &index_rel)?;
+        if let Some(text) = &index
+            && let Some(id) = marked_ids(text).first()
+        {
+            return Err(Error::Check(match manifest.exercise(id) {
+                Some(ex) => format!(
+                    "{index_rel}: holds the hints markers of {id}; an exercise's hints \
+                     belong on its own page, book/src/{}",
+                    manifest.exercise_page(ex)
+                ),
+                None => format!(
+                    "{index_rel}: holds the hints markers of {id}, which is no exercise \
+                     of exercises.toml"
+                ),
+            }));
+        }
+        for ex in manifest.stage_exercises(chapter.stage) {
+            let rel = format!("book/src/{}", manifest.exercise_page(ex));
+            let Some(text) = read_page(root, &rel)? else {
+                if index.is_some() {
+                    return Err(Error::Check(format!(
+                        "{rel} does not exist: every exercise of a chapter with an \
+                         exercises page ({index_rel}) has a page of its own, which holds \
+                         its hints"
+                    )));
+                }
                 notes.push(format!(
                     "{rel} does not exist yet; its hints are not generated"
                 ));
                 continue;
+            };
+            if let Some(other) =
+                marked_ids(&text).into_iter().find(|id| *id != ex.id)
+            {
+                return Err(Error::Check(format!(
+                    "{rel}: holds the hints markers of {other}; only {}'s hints belong here",
+                    ex.id
+                )));
             }
-            Err(e) => return Err(Error::io("read", path)(e)),
-        };
-        let exercises: Vec<&Exercise> =
-            manifest.stage_exercises(chapter.stage).collect();
-        let updated = regenerate(&text, &rel, &exercises)?;
-        if updated != text {
-            if !check {
-                fs::write(&path, &updated).map_err(Error::io("write", &path))?;
+            let updated = regenerate(&text, &rel, &[ex])?;
+            if updated != text {
+                if !check {
+                    let path = root.join(&rel);
+                    fs::write(&path, &updated).map_err(Error::io("write", &path))?;
+                }
+                changed.push(rel);
             }
-            changed.push(rel);
         }
     }
     Ok((changed, notes))
@@ -145,6 +211,151 @@ mod tests {
         assert_eq!(
             err.to_string(),
             "p.md: no `<!-- hints:ex1-a:begin -->` line for ex1-a"
+        );
+    }
+
+    /// A scratch workspace with a manifest of two stage 1 exercises.
+    struct Scratch(std::path::PathBuf);
+
+    impl Scratch {
+        fn new(name: &str) -> Scratch {
+            let dir = std::env::temp_dir()
+                .join(format!("xtask-pages-{name}-{}", std::process::id()));
+            let _ = fs::remove_dir_all(&dir);
+            fs::create_dir_all(dir.join("book/src/stage1/exercises")).unwrap();
+            Scratch(dir)
+        }
+
+        fn write(&self, rel: &str, text: &str) {
+            fs::write(self.0.join(rel), text).unwrap();
+        }
+
+        fn read(&self, rel: &str) -> String {
+            fs::read_to_string(self.0.join(rel)).unwrap()
+        }
+    }
+
+    impl Drop for Scratch {
+        fn drop(&mut self) {
+            let _ = fs::remove_dir_all(&self.0);
+        }
+    }
+
+    fn manifest() -> Manifest {
+        Manifest::parse(
+            r#"
+[[chapter]]
+stage = 1
+title = "1. S"
+page = "stage1/index.md"
+exercises_page = "stage1/exercises.md"
+minutes = 30
+
+[[exercise]]
+id = "ex1-a"
+crate = "stage1-x"
+file = "stage1-x/src/a.rs"
+title = "A"
+page = "stage1/index.md"
+tests = "ex1_a"
+hints = ["First.", "Second."]
+minutes = 5
+
+[[exercise]]
+id = "ex1-b"
+crate = "stage1-x"
+file = "stage1-x/src/b.rs"
+title = "B"
+page = "stage1/index.md"
+tests = "ex1_b"
+hints = ["One.", "Two."]
+minutes = 5
+"#,
+        )
+        .unwrap()
+    }
+
+    fn marked(id: &str) -> String {
+        format!("# {id}\n\n<!-- hints:{id}:begin -->\n<!-- hints:{id}:end -->\n")
+    }
+
+    #[test]
+    fn each_exercise_gets_its_hints_on_its_own_page() {
+        let dir = Scratch::new("own");
+        let manifest = manifest();
+        dir.write("book/src/stage1/exercises.md", "# Exercises\n");
+        dir.write("book/src/stage1/exercises/ex1-a.md", &marked("ex1-a"));
+        dir.write("book/src/stage1/exercises/ex1-b.md", &marked("ex1-b"));
+        let (stale, notes) = update(&dir.0, &manifest, true).unwrap();
+        assert_eq!(
+            stale,
+            [
+                "book/src/stage1/exercises/ex1-a.md",
+                "book/src/stage1/exercises/ex1-b.md"
+            ]
+        );
+        assert!(notes.is_empty());
+        assert_eq!(
+            dir.read("book/src/stage1/exercises/ex1-a.md"),
+            marked("ex1-a")
+        );
+        let (changed, _) = update(&dir.0, &manifest, false).unwrap();
+        assert_eq!(changed.len(), 2);
+        assert!(
+            dir.read("book/src/stage1/exercises/ex1-b.md")
+                .contains("Hint 2 of 2")
+        );
+        assert_eq!(
+            update(&dir.0, &manifest, true).unwrap().0,
+            Vec::<String>::new()
+        );
+    }
+
+    #[test]
+    fn hints_anywhere_else_or_a_missing_page_fail_the_check() {
+        let dir = Scratch::new("strict");
+        let manifest = manifest();
+        dir.write("book/src/stage1/exercises/ex1-a.md", &marked("ex1-a"));
+        let (_, notes) = update(&dir.0, &manifest, true).unwrap();
+        assert_eq!(
+            notes,
+            [
+                "book/src/stage1/exercises/ex1-b.md does not exist yet; its hints are not generated"
+            ]
+        );
+
+        dir.write("book/src/stage1/exercises.md", "# Exercises\n");
+        let err = update(&dir.0, &manifest, true).unwrap_err().to_string();
+        assert!(
+            err.starts_with("book/src/stage1/exercises/ex1-b.md does not exist"),
+            "{err}"
+        );
+
+        dir.write(
+            "book/src/stage1/exercises/ex1-b.md",
+            &(marked("ex1-b") + &marked("ex1-a")),
+        );
+        let err = update(&dir.0, &manifest, true).unwrap_err().to_string();
+        assert_eq!(
+            err,
+            "book/src/stage1/exercises/ex1-b.md: holds the hints markers of ex1-a; only \
+             ex1-b's hints belong here"
+        );
+
+        dir.write("book/src/stage1/exercises/ex1-b.md", "# B\n");
+        let err = update(&dir.0, &manifest, true).unwrap_err().to_string();
+        assert_eq!(
+            err,
+            "book/src/stage1/exercises/ex1-b.md: no `<!-- hints:ex1-b:begin -->` line for ex1-b"
+        );
+
+        dir.write("book/src/stage1/exercises/ex1-b.md", &marked("ex1-b"));
+        dir.write("book/src/stage1/exercises.md", &marked("ex1-a"));
+        let err = update(&dir.0, &manifest, true).unwrap_err().to_string();
+        assert_eq!(
+            err,
+            "book/src/stage1/exercises.md: holds the hints markers of ex1-a; an exercise's \
+             hints belong on its own page, book/src/stage1/exercises/ex1-a.md"
         );
     }
 }

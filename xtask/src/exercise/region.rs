@@ -18,7 +18,7 @@
 //!
 //! ```text
 //!     // ANCHOR: ex1-split-key
-//!     // Exercise ex1-split-key: see book/src/stage1/exercises.md
+//!     // Exercise: see book/src/stage1/exercises/ex1-split-key.md
 //!     let _ = &key;
 //!     todo!("ex1-split-key: Split a key into namespace and name")
 //!     // ANCHOR_END: ex1-split-key
@@ -137,8 +137,9 @@ impl From<String> for SignatureError {
 pub(crate) struct Note {
     /// The `todo!` message: `<id>: <title>`.
     pub(crate) message: String,
-    /// The book's page for the exercise, from the workspace root, e.g.
-    /// `book/src/stage1/exercises.md`.
+    /// The exercise's own page in the book, from the workspace root, e.g.
+    /// `book/src/stage1/exercises/ex1-split-key.md` (it names the exercise, which the
+    /// stub's comment therefore does not repeat, so that it fits the book's listings).
     pub(crate) page: String,
 }
 
@@ -299,7 +300,7 @@ pub(crate) fn stub(text: &str, id: &str, note: &Note) -> Result<String, Error> {
     Ok(splice(
         text,
         region,
-        &stub_body(&indent, newline, &signature.bindings, id, note),
+        &stub_body(&indent, newline, &signature.bindings, note),
     ))
 }
 
@@ -308,7 +309,6 @@ fn stub_body(
     indent: &str,
     newline: &str,
     bindings: &[Binding],
-    id: &str,
     note: &Note,
 ) -> String {
     let uses: Vec<String> = bindings
@@ -321,7 +321,7 @@ fn stub_body(
             }
         })
         .collect();
-    let mut out = format!("{indent}// Exercise {id}: see {}{newline}", note.page);
+    let mut out = format!("{indent}// Exercise: see {}{newline}", note.page);
     match uses.as_slice() {
         [] => {}
         [one] => out.push_str(&format!("{indent}let _ = {one};{newline}")),
@@ -706,7 +706,7 @@ mod tests {
     fn note(message: &str) -> Note {
         Note {
             message: message.to_string(),
-            page: "book/src/stage1/exercises.md".to_string(),
+            page: "book/src/stage1/exercises/ex1-split.md".to_string(),
         }
     }
 
@@ -800,7 +800,7 @@ impl X {
         assert!(
             stubbed.contains(
                 "        // ANCHOR: ex1-update\n        \
-                 // Exercise ex1-update: see book/src/stage1/exercises.md\n        \
+                 // Exercise: see book/src/stage1/exercises/ex1-split.md\n        \
                  let _ = (&self, &old, &mut new);\n        \
                  todo!(\"ex1-update: Update\")\n        // ANCHOR_END: ex1-update\n"
             ),
@@ -842,7 +842,7 @@ fn keys<'i>(index: Option<&'i Index>, values: &[Cow<'_, str>]) -> Vec<&'i str>
         let once = stub(CODE, "ex1-split", &split).unwrap();
         assert!(once.contains(
             "    // ANCHOR: ex1-split\n    \
-             // Exercise ex1-split: see book/src/stage1/exercises.md\n    \
+             // Exercise: see book/src/stage1/exercises/ex1-split.md\n    \
              let _ = &key;\n    todo!(\"ex1-split: Split {{a}} \\\"b\\\"\")\n"
         ));
         assert!(is_stub(&once, "ex1-split").unwrap());

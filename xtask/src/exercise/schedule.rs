@@ -1,7 +1,7 @@
 //! `cargo xtask exercise schedule`: one-day and two-day workshop schedules, computed
 //! from the manifest's minutes, and the generated block in the facilitator's guide.
 //! The same command regenerates the other generated files: the hints on the
-//! exercises pages (see [`pages`](super::pages)) and `exercises.lock` (see
+//! exercises' own pages (see [`pages`](super::pages)) and `exercises.lock` (see
 //! [`lock`](super::lock)).
 //!
 //! A chapter is taught as: the facilitator's talk and live demo (the chapter's
@@ -455,7 +455,7 @@ pub(crate) fn with_block(text: &str, block: &str) -> Result<String, Error> {
 
 /// `cargo xtask exercise schedule [--check]`: prints the schedules and updates the
 /// generated files: the schedules in the facilitator's guide, the hints on the
-/// exercises pages (see [`pages`](super::pages)) and `exercises.lock` (see
+/// exercises' own pages (see [`pages`](super::pages)) and `exercises.lock` (see
 /// [`lock`](super::lock)). With `check`, changes nothing and fails if any is stale.
 pub(crate) fn schedule(root: &Path, check: bool) -> Result<(), Error> {
     let manifest = Manifest::load(root)?;
@@ -494,7 +494,7 @@ pub(crate) fn schedule(root: &Path, check: bool) -> Result<(), Error> {
     match (check, stale.is_empty()) {
         (_, true) => {
             println!(
-                "schedule: {GUIDE}, the exercises pages and {} are up to date",
+                "schedule: {GUIDE}, the exercises' pages and {} are up to date",
                 super::lock::FILE
             );
             Ok(())
