@@ -37,6 +37,7 @@
 
 /// `cmd/kube-controller-manager/app`: the controller manager and its flags.
 pub mod app {
+    pub mod client;
     pub mod controllermanager;
     pub mod options;
 }
