@@ -54,11 +54,11 @@ use stage4_shared_informer::{
 
 pub mod graph;
 
-use graph::{Graph, Node, ObjectIdentity};
 use crate::controller::{Controller, Reconcile, SyncError, SyncResult};
 use crate::workqueue::{
     RateLimitingQueue, RateLimitingQueueConfig, default_controller_rate_limiter,
 };
+use graph::{Graph, Node, ObjectIdentity};
 
 /// `metav1.FinalizerOrphanDependents`.
 pub const FINALIZER_ORPHAN: &str = "orphan";

@@ -41,11 +41,17 @@ impl ClientOptions {
 pub async fn client_for(options: &ClientOptions) -> Result<kube::Client, String> {
     let mut config = match &options.kubeconfig {
         Some(path) => {
-            let kubeconfig = Kubeconfig::read_from(path)
-                .map_err(|error| format!("cannot read the kubeconfig {}: {error}", path.display()))?;
-            kube::Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
-                .await
-                .map_err(|error| format!("cannot use the kubeconfig {}: {error}", path.display()))?
+            let kubeconfig = Kubeconfig::read_from(path).map_err(|error| {
+                format!("cannot read the kubeconfig {}: {error}", path.display())
+            })?;
+            kube::Config::from_custom_kubeconfig(
+                kubeconfig,
+                &KubeConfigOptions::default(),
+            )
+            .await
+            .map_err(|error| {
+                format!("cannot use the kubeconfig {}: {error}", path.display())
+            })?
         }
         None => kube::Config::new(
             DEFAULT_MASTER
@@ -58,5 +64,49 @@ pub async fn client_for(options: &ClientOptions) -> Result<kube::Client, String>
             .parse()
             .map_err(|error| format!("--master {master:?} is not a URL: {error}"))?;
     }
-    kube::Client::try_from(config).map_err(|error| format!("cannot build a client: {error}"))
+    kube::Client::try_from(config)
+        .map_err(|error| format!("cannot build a client: {error}"))
+}
+
+/// A client for components that run in the API server's own process
+/// (`mini-cluster`): the server's URL, its generated CA when it made one, and
+/// the first token of its `--token-file`. With a certificate of the user's own
+/// (`--tls-cert-file`) the CA is unknown here, so the in-process client skips
+/// verification: it talks to its own process over the address it bound.
+pub async fn in_process_client(
+    started: &stage5_apiserver::app::server::StartedServer,
+) -> Result<kube::Client, String> {
+    let config = match &started.ca_pem {
+        Some(ca_pem) => {
+            let yaml = stage5_apiserver::kubeconfig::kubeconfig_yaml(
+                &started.url,
+                ca_pem,
+                started.token.as_deref(),
+            );
+            let kubeconfig = Kubeconfig::from_yaml(&yaml).map_err(|error| {
+                format!("cannot read the generated kubeconfig: {error}")
+            })?;
+            kube::Config::from_custom_kubeconfig(
+                kubeconfig,
+                &KubeConfigOptions::default(),
+            )
+            .await
+            .map_err(|error| {
+                format!("cannot use the generated kubeconfig: {error}")
+            })?
+        }
+        None => {
+            let mut config =
+                kube::Config::new(started.url.parse().map_err(|error| {
+                    format!("bad server URL {}: {error}", started.url)
+                })?);
+            config.accept_invalid_certs = started.url.starts_with("https");
+            if let Some(token) = &started.token {
+                config.auth_info.token = Some(token.clone().into());
+            }
+            config
+        }
+    };
+    kube::Client::try_from(config)
+        .map_err(|error| format!("cannot build a client: {error}"))
 }
