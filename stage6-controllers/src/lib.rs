@@ -24,6 +24,14 @@
 //! | `DefaultTypedControllerRateLimiter`, `DefaultTypedItemBasedRateLimiter` | [`workqueue::default_controller_rate_limiter`], [`workqueue::default_item_based_rate_limiter`] |
 //! | `metrics.go`: `MetricsProvider`, `SetProvider`, the metric interfaces | [`workqueue::MetricsProvider`], [`workqueue::set_provider`], [`workqueue::GaugeMetric`] and the others |
 //! | component-base's `metrics/prometheus/workqueue`          | [`workqueue::PrometheusMetricsProvider`] |
+//! | kube-scheduler `pkg/scheduler`: `Scheduler`, `New`, `Run`; `cmd/kube-scheduler` | [`scheduler::Scheduler`], [`scheduler::Scheduler::new`], [`scheduler::Scheduler::run`], [`scheduler::SchedulerConfig`]; `mini-scheduler` |
+//! | `schedule_one.go`: `ScheduleOne`, `schedulePod`, `findNodesThatFitPod`, `prioritizeNodes`, `selectHost` | [`scheduler::schedule_one`]: [`scheduler::schedule_pod`], [`scheduler::find_nodes_that_fit_pod`], [`scheduler::prioritize_nodes`], [`scheduler::select_host`] |
+//! | `eventhandlers.go`, `backend/queue` (`PriorityQueue`), `backend/cache` | [`scheduler::eventhandlers`], [`scheduler::SchedulingQueue`], [`scheduler::Cache`] |
+//! | `framework` (`Status`, `CycleState`, `NodeInfo`, `FitError`, `frameworkImpl`) and the plugins `NodeUnschedulable`, `TaintToleration`, `NodeResourcesFit` | [`scheduler::framework`] |
+//! | kubemark `pkg/kubemark`: `HollowKubelet`; `cmd/kubemark --morph=kubelet` | [`kubemark::HollowKubelet`], [`kubemark::HollowKubeletConfig`]; `hollow-node` |
+//! | kubelet `kubelet_node_status.go`, `nodestatus` setters; component-helpers `lease` controller | [`kubemark::node_status`], [`kubemark::NodeLeaseController`] |
+//! | apimachinery `pkg/api/resource`: `Quantity`, `ParseQuantity`, `Value`, `MilliValue` | [`apimachinery::api::resource::Quantity`], [`apimachinery::api::resource::parse_quantity`] |
+//! | client-go `tools/events`: `EventRecorder.Eventf`; apimachinery `metav1.Now`, `NowMicro` | [`events::EventRecorder`]; [`time::now`], [`time::now_micro`] |
 //!
 //! ## One key, from a handler to a worker and back
 //!
@@ -44,7 +52,10 @@ pub mod app {
 pub mod controller;
 pub mod controller_ref_manager;
 pub mod controller_utils;
+pub mod events;
+pub mod kubemark;
 pub mod record;
+pub mod scheduler;
 pub mod workqueue;
 
 /// `pkg/controller/replicaset`.

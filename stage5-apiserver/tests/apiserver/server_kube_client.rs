@@ -486,12 +486,18 @@ async fn scale_and_status_subresources_through_kube_client() {
     let stored = deployments.get("web").await.expect("get");
     assert_eq!(stored.spec.replicas, Some(4));
 
-    // Status: only `.status` changes, whatever else the patch says.
+    // Status: the spec and (for a Deployment, `deploymentStatusStrategy`) the
+    // labels stay whatever the patch says; the status and the annotations
+    // change, as the Deployment controller writes its revision annotation.
     let patched = deployments
         .patch_status(
             "web",
             &PatchParams::default(),
             &Patch::Merge(json!({
+                "metadata": {
+                    "labels": {"tier": "front"},
+                    "annotations": {"deployment.kubernetes.io/revision": "1"},
+                },
                 "spec": {"replicas": 9},
                 "status": {"replicas": 4, "readyReplicas": 3},
             })),
@@ -503,6 +509,18 @@ async fn scale_and_status_subresources_through_kube_client() {
         Some(3)
     );
     assert_eq!(patched.spec.replicas, Some(4));
+    assert_eq!(patched.metadata.labels, None);
+    assert_eq!(
+        patched.metadata.annotations,
+        Some(
+            [(
+                "deployment.kubernetes.io/revision".to_string(),
+                "1".to_string()
+            )]
+            .into()
+        )
+    );
+    assert_eq!(patched.metadata.generation, stored.metadata.generation);
     let negative = deployments
         .patch_scale(
             "web",
