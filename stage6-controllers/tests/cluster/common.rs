@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use futures::stream::BoxStream;
 use futures::{StreamExt as _, TryStreamExt as _};
-use k8s_openapi::api::apps::v1::{ReplicaSet, ReplicaSetSpec};
+use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet, ReplicaSetSpec};
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::{
     Container, Event, Node, Pod, PodSpec, PodTemplateSpec,
@@ -109,7 +109,7 @@ impl Components {
 
 /// Runs `check` until it gives a value, for at most [`WAIT`]: once now, and
 /// again after every change the cluster reports (a watch event on pods, nodes,
-/// events or leases), never on a timer.
+/// events, leases, Deployments or ReplicaSets), never on a timer.
 pub async fn wait_for<T, F, Fut>(
     client: &kube::Client,
     what: &str,
@@ -135,7 +135,40 @@ where
     outcome.unwrap_or_else(|_| panic!("timed out after {WAIT:?} waiting for {what}"))
 }
 
-/// One item per change of a pod, node, event or lease in any namespace (the
+/// The cluster's changes, one at a time, until a deadline: for a test that
+/// looks at the cluster after every change (to check an invariant on the
+/// way), not only at the end.
+pub struct Changes {
+    client: kube::Client,
+    stream: BoxStream<'static, ()>,
+    deadline: tokio::time::Instant,
+}
+
+impl Changes {
+    /// Follows the cluster's changes from now, for at most [`WAIT`].
+    pub async fn follow(client: &kube::Client) -> Self {
+        Changes {
+            client: client.clone(),
+            stream: cluster_changes(client).await,
+            deadline: tokio::time::Instant::now() + WAIT,
+        }
+    }
+
+    /// Waits for the next change; panics, naming `what`, at the deadline.
+    pub async fn next(&mut self, what: &str) {
+        let next = tokio::time::timeout_at(self.deadline, async {
+            while self.stream.next().await.is_none() {
+                self.stream = cluster_changes(&self.client).await;
+            }
+        });
+        if next.await.is_err() {
+            panic!("timed out after {WAIT:?} waiting for {what}");
+        }
+    }
+}
+
+/// One item per change of a pod, node, event, lease, Deployment or
+/// ReplicaSet in any namespace (the
 /// stream ends when one of the watches does).
 async fn cluster_changes(client: &kube::Client) -> BoxStream<'static, ()> {
     async fn changes_of<K>(api: Api<K>) -> BoxStream<'static, ()>
@@ -155,6 +188,8 @@ async fn cluster_changes(client: &kube::Client) -> BoxStream<'static, ()> {
         changes_of(Api::<Node>::all(client.clone())).await,
         changes_of(Api::<Event>::all(client.clone())).await,
         changes_of(Api::<Lease>::all(client.clone())).await,
+        changes_of(Api::<Deployment>::all(client.clone())).await,
+        changes_of(Api::<ReplicaSet>::all(client.clone())).await,
     ];
     futures::stream::select_all(streams).boxed()
 }
@@ -261,14 +296,16 @@ pub struct Cluster {
 impl Cluster {
     /// Starts the server on a free loopback port and the `controllers`.
     pub async fn start(controllers: &[&str]) -> Self {
+        Self::start_with(&ControllerManagerOptions::only(controllers)).await
+    }
+
+    /// Starts the server and a controller manager with `options`.
+    pub async fn start_with(options: &ControllerManagerOptions) -> Self {
         let server = start_server().await;
         let client = client(&server);
-        let manager = ControllerManager::start(
-            client.clone(),
-            &ControllerManagerOptions::only(controllers),
-        )
-        .await
-        .expect("controllers start");
+        let manager = ControllerManager::start(client.clone(), options)
+            .await
+            .expect("controllers start");
         Self {
             server,
             client,

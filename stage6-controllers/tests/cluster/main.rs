@@ -5,6 +5,8 @@
 //!
 //! - [`replica_set`] and [`garbage_collector`]: the controller manager's
 //!   controllers make, adopt, release and delete pods;
+//! - [`deployment`]: a Deployment gets a ReplicaSet per template, scales,
+//!   rolls out within maxSurge and maxUnavailable, keeps its history, undoes;
 //! - [`hollow_kubelet`]: nodes register, renew their Leases, stay Ready, run
 //!   the pods bound to them (those bound before they started too) and remove
 //!   them after a graceful delete;
@@ -17,6 +19,7 @@
 //! before it ends.
 
 mod common;
+mod deployment;
 mod garbage_collector;
 mod hollow_kubelet;
 mod replica_set;
