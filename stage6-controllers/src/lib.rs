@@ -60,6 +60,7 @@
 pub mod app {
     pub mod client;
     pub mod controllermanager;
+    pub mod logs;
     pub mod options;
 }
 pub mod controller;

@@ -139,6 +139,7 @@ fn apply_view(
                 }
             };
             strategy_for(info).prepare_for_status_update(&mut next, &written);
+            crate::registry::rest::omit_empty_metadata(&mut next.metadata);
         }
         Subresource::Scale => {
             let replicas = &view["spec"]["replicas"];

@@ -162,6 +162,24 @@ pub trait Strategy: Send + Sync {
 }
 // ANCHOR_END: strategy
 
+/// Go's `omitempty` on `ObjectMeta`'s maps and lists: labels, annotations,
+/// finalizers or owner references emptied (a patch that removed the last one)
+/// are left out of the stored object, as a Go server's encoding leaves them.
+pub fn omit_empty_metadata(meta: &mut ObjectMeta) {
+    if meta.labels.as_ref().is_some_and(|m| m.is_empty()) {
+        meta.labels = None;
+    }
+    if meta.annotations.as_ref().is_some_and(|m| m.is_empty()) {
+        meta.annotations = None;
+    }
+    if meta.finalizers.as_ref().is_some_and(|l| l.is_empty()) {
+        meta.finalizers = None;
+    }
+    if meta.owner_references.as_ref().is_some_and(|l| l.is_empty()) {
+        meta.owner_references = None;
+    }
+}
+
 /// A kind with no rules of its own: every [`Strategy`] default.
 #[derive(Debug)]
 pub struct DefaultStrategy;

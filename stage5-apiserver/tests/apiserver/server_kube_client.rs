@@ -672,6 +672,57 @@ async fn a_protobuf_bodied_create_stores_what_a_json_create_stores() {
     server.shutdown().await;
 }
 
+/// Go's `omitempty`: a strategic merge patch that deletes the last owner
+/// reference (as the garbage collector orphans a dependent) leaves no
+/// `ownerReferences` at all, and a merge patch that removes the last label
+/// leaves no `labels`, as kube-apiserver's encoding leaves them out.
+#[tokio::test]
+async fn emptied_metadata_lists_and_maps_are_left_out() {
+    let server = Server::start(ServerConfig::for_tests())
+        .await
+        .expect("start");
+    let maps: Api<ConfigMap> = Api::namespaced(client(&server), "default");
+    let map: ConfigMap = serde_json::from_value(json!({
+        "metadata": {
+            "name": "dependent",
+            "labels": {"app": "web"},
+            "ownerReferences": [{
+                "apiVersion": "v1", "kind": "ConfigMap", "name": "owner",
+                "uid": "6f1a1b0e-0000-4000-8000-000000000001",
+            }],
+        },
+    }))
+    .expect("a config map");
+    maps.create(&PostParams::default(), &map)
+        .await
+        .expect("create");
+    let orphaned = maps
+        .patch(
+            "dependent",
+            &PatchParams::default(),
+            &Patch::Strategic(json!({"metadata": {"ownerReferences": [
+                {"$patch": "delete", "uid": "6f1a1b0e-0000-4000-8000-000000000001"},
+            ]}})),
+        )
+        .await
+        .expect("strategic patch");
+    assert_eq!(orphaned.metadata.owner_references, None);
+    let unlabelled = maps
+        .patch(
+            "dependent",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"metadata": {"labels": {"app": null}}})),
+        )
+        .await
+        .expect("merge patch");
+    assert_eq!(unlabelled.metadata.labels, None);
+    let raw: serde_json::Value =
+        serde_json::to_value(maps.get("dependent").await.expect("get"))
+            .expect("json");
+    assert!(raw["metadata"].get("ownerReferences").is_none(), "{raw}");
+    server.shutdown().await;
+}
+
 #[tokio::test]
 async fn a_strategic_patch_adds_a_container_to_a_deployment_template_and_keeps_the_first()
  {

@@ -7,12 +7,14 @@
 //! | `kubelet_node_status.go`: `initialNode`, `registerWithAPIServer`, `syncNodeStatus`; `nodestatus/setters.go` | [`node_status`] |
 //! | component-helpers `apimachinery/lease/controller.go`; `kubelet/nodelease.go` | [`node_lease::NodeLeaseController`] |
 //! | `kubelet_pods.go`: `generateAPIPodStatus`; `status/generate.go`        | [`pod_status`]                              |
-//! | `cmd/kubemark` (`--morph=kubelet`)                                     | the `hollow-node` binary                    |
+//! | `cmd/kubemark` (`--morph=kubelet`), `app/hollow_node.go`'s flags     | the `hollow-node` binary, [`hollow_node::HollowNodeOptions`] |
 
 pub mod hollow_kubelet;
+pub mod hollow_node;
 pub mod node_lease;
 pub mod node_status;
 pub mod pod_status;
 
 pub use hollow_kubelet::{HollowKubelet, HollowKubeletConfig, HollowKubeletError};
+pub use hollow_node::HollowNodeOptions;
 pub use node_lease::NodeLeaseController;

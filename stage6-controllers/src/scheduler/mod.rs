@@ -21,12 +21,14 @@
 pub mod cache;
 pub mod eventhandlers;
 pub mod framework;
+pub mod options;
 pub mod schedule_one;
 #[allow(clippy::module_inception)]
 pub mod scheduler;
 pub mod scheduling_queue;
 
 pub use cache::{Cache, Snapshot};
+pub use options::SchedulerOptions;
 pub use schedule_one::{
     ScheduleError, ScheduleResult, find_nodes_that_fit_pod, prioritize_nodes,
     schedule_pod, select_host,

@@ -10,6 +10,8 @@
 //! - [`hollow_kubelet`]: nodes register, renew their Leases, stay Ready, run
 //!   the pods bound to them (those bound before they started too) and remove
 //!   them after a graceful delete;
+//! - [`kubectl_session`]: a basics session with the real kubectl against the
+//!   `mini-cluster` binary, on the embedded store and on real etcd;
 //! - [`scheduler`]: pods without a node are bound to a Ready node with room
 //!   and run; a pod that fits nowhere gets `FailedScheduling` and
 //!   `PodScheduled=False`, and runs once a bigger node joins; cordoned and
@@ -22,5 +24,6 @@ mod common;
 mod deployment;
 mod garbage_collector;
 mod hollow_kubelet;
+mod kubectl_session;
 mod replica_set;
 mod scheduler;
