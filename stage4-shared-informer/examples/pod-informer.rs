@@ -214,7 +214,12 @@ mod tests {
         .unwrap();
         let started = tokio::time::Instant::now();
         factory.start();
-        let synced = factory.wait_for_cache_sync(&CancellationToken::new()).await;
+        // A bounded wait: an informer that never syncs fails the test instead of hanging it.
+        let give_up = CancellationToken::new();
+        let synced = tokio::select! {
+            synced = factory.wait_for_cache_sync(&give_up) => synced,
+            _ = tokio::time::sleep(RESYNC_EVERY) => panic!("the informers did not sync within {RESYNC_EVERY:?}"),
+        };
         assert!(synced.values().all(|synced| *synced), "{synced:?}");
 
         // Nothing before the period is up, then every pod once per period.
