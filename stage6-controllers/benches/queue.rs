@@ -9,11 +9,11 @@
 //! - `queue_parallel/<workers>`: add/get/done throughput, one producer adding
 //!   distinct `u64` keys while 1 or more workers get and finish them, on a tokio
 //!   runtime of 2 threads (the machine's cores). One iteration is one key, from its
-//!   add until a worker's `done`. client-go v0.36 has no parallel queue benchmark,
-//!   so these have no Go figure to compare with.
+//!   add until a worker's `done`. client-go v0.36 has no parallel queue benchmark;
+//!   `benches/go/queue_parallel_test.go` is its Go side, written to the same shape
+//!   (`BenchmarkQueueParallel/<workers>`).
 //!
-//! The target is at most 0.5× client-go's time for `BenchmarkQueue` on the same
-//! machine.
+//! The target is at most 0.5× client-go's time on the same machine.
 //!
 //! Run with `cargo bench -p stage6-controllers --bench queue`; `cargo test
 //! --benches` runs each once, as a smoke test.

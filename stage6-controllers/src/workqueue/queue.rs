@@ -367,6 +367,10 @@ impl<T: Item> Default for Queue<T> {
     }
 }
 
+/// How many scheduler rounds [`Queue::get`] waits for an item before it
+/// registers as a waiter.
+const SPINS_BEFORE_WAITING: usize = 2;
+
 impl<T: Item> Queue<T> {
     /// Mirrors client-go's `NewTyped`: an unnamed FIFO work queue, without metrics.
     pub fn new() -> Self {
@@ -500,6 +504,19 @@ impl<T: Item> Queue<T> {
         // The common case, an item waiting: no wake-up to register.
         if let Some(item) = self.shared.state.lock().pop_for_processing() {
             return Some(item);
+        }
+        // A busy producer often adds within a scheduler round: give it a few
+        // rounds before parking, which costs the adder a wake-up (Go's
+        // scheduler spins before it parks a goroutine, to the same end).
+        for _ in 0..SPINS_BEFORE_WAITING {
+            tokio::task::yield_now().await;
+            let mut state = self.shared.state.lock();
+            if let Some(item) = state.pop_for_processing() {
+                return Some(item);
+            }
+            if state.shutting_down {
+                return None;
+            }
         }
         let mut waiting = Waiting {
             shared: &self.shared,
@@ -770,12 +787,15 @@ mod tests {
         let q: Queue<&str> = Queue::new();
         let mut waiting = Box::pin(q.get());
         let waker = futures::task::noop_waker();
-        assert!(
-            waiting
-                .as_mut()
-                .poll(&mut Context::from_waker(&waker))
-                .is_pending()
-        );
+        // A few polls: `get` yields for a scheduler round or two first.
+        for _ in 0..=SPINS_BEFORE_WAITING {
+            assert!(
+                waiting
+                    .as_mut()
+                    .poll(&mut Context::from_waker(&waker))
+                    .is_pending()
+            );
+        }
         assert_eq!(q.shared.state.lock().waiters, 1);
         drop(waiting);
         assert_eq!(q.shared.state.lock().waiters, 0);
@@ -783,7 +803,9 @@ mod tests {
         let (a, b) = (q.clone(), q.clone());
         let first = tokio::spawn(async move { a.get().await });
         let second = tokio::spawn(async move { b.get().await });
-        tokio::task::yield_now().await;
+        for _ in 0..=SPINS_BEFORE_WAITING + 1 {
+            tokio::task::yield_now().await;
+        }
         assert_eq!(q.shared.state.lock().waiters, 2);
         q.add("x");
         q.add("y");

@@ -696,10 +696,16 @@ pub fn scan_seq(line: &[u8], run: &str) -> Option<u64> {
 
 /// The server's resident memory, from `/proc/PID/status` (`VmRSS`, in KiB).
 pub fn read_rss_kib(pid: u32) -> Option<u64> {
+    read_status_kib(pid, "VmRSS")
+}
+
+/// A size in KiB from `/proc/PID/status`: `VmRSS` (resident now), `VmHWM`
+/// (the most it has been resident), ...
+pub fn read_status_kib(pid: u32, field: &str) -> Option<u64> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
     status
         .lines()
-        .find_map(|line| line.strip_prefix("VmRSS:"))
+        .find_map(|line| line.strip_prefix(field)?.strip_prefix(':'))
         .and_then(|rest| rest.split_whitespace().next())
         .and_then(|kib| kib.parse().ok())
 }
