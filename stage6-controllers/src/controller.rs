@@ -17,10 +17,11 @@
 //! [`examples/workqueue`]: https://github.com/kubernetes/client-go/blob/v0.36.0/examples/workqueue/main.go
 
 use std::future::Future;
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use futures::future::BoxFuture;
+use stage4_shared_informer::{DeletedObject, ResourceEventHandlerFuncs};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
@@ -187,6 +188,43 @@ impl<R: Reconcile> Controller<R> {
         }
     }
     // ANCHOR_END: handle_err
+}
+
+/// A controller's event handlers, each calling the controller while it
+/// lives: what every kube-controller-manager controller registers with
+/// `AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: c.addPod, ...})`.
+/// The informer holds the handlers, and the controller holds the informers, so
+/// the handlers hold the controller weakly; once it is gone they do nothing.
+pub fn weak_handlers<C, K>(
+    controller: Weak<C>,
+    add: impl Fn(&C, &Arc<K>) + Send + Sync + 'static,
+    update: impl Fn(&C, &Arc<K>, &Arc<K>) + Send + Sync + 'static,
+    delete: impl Fn(&C, &DeletedObject<K>) + Send + Sync + 'static,
+) -> ResourceEventHandlerFuncs<K>
+where
+    C: Send + Sync + 'static,
+{
+    let (on_add, on_update, on_delete) = (
+        Weak::clone(&controller),
+        Weak::clone(&controller),
+        controller,
+    );
+    ResourceEventHandlerFuncs::new()
+        .add_func(move |object, _| {
+            if let Some(c) = on_add.upgrade() {
+                add(&c, object);
+            }
+        })
+        .update_func(move |old, cur| {
+            if let Some(c) = on_update.upgrade() {
+                update(&c, old, cur);
+            }
+        })
+        .delete_func(move |deleted| {
+            if let Some(c) = on_delete.upgrade() {
+                delete(&c, deleted);
+            }
+        })
 }
 
 #[cfg(test)]

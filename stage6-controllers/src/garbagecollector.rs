@@ -48,13 +48,14 @@ use kube::core::{ApiResource, GroupVersionKind};
 use parking_lot::Mutex;
 use serde_json::json;
 use stage4_shared_informer::{
-    DeletedObject, FactoryResource, KubeSource, ResourceEventHandlerFuncs,
-    SharedInformerFactory,
+    DeletedObject, FactoryResource, KubeSource, SharedInformerFactory,
 };
 
 pub mod graph;
 
-use crate::controller::{Controller, Reconcile, SyncError, SyncResult};
+use crate::controller::{
+    Controller, Reconcile, SyncError, SyncResult, weak_handlers,
+};
 use crate::workqueue::{
     RateLimitingQueue, RateLimitingQueueConfig, default_controller_rate_limiter,
 };
@@ -614,20 +615,11 @@ fn monitor<K: Monitored>(
     factory: &SharedInformerFactory<KubeSource>,
     gc: Weak<GarbageCollector>,
 ) -> Result<(), SyncError> {
-    let (add, update, delete) = (Weak::clone(&gc), Weak::clone(&gc), gc);
-    let handlers = ResourceEventHandlerFuncs::<K>::new()
-        .add_func(move |object, _| {
-            if let Some(gc) = add.upgrade() {
-                gc.process(upsert(object.as_ref()));
-            }
-        })
-        .update_func(move |_, object| {
-            if let Some(gc) = update.upgrade() {
-                gc.process(upsert(object.as_ref()));
-            }
-        })
-        .delete_func(move |deleted| {
-            let Some(gc) = delete.upgrade() else { return };
+    let handlers = weak_handlers(
+        gc,
+        |gc: &GarbageCollector, object: &Arc<K>| gc.process(upsert(object.as_ref())),
+        |gc, _, object| gc.process(upsert(object.as_ref())),
+        |gc, deleted| {
             let identity = match deleted {
                 DeletedObject::Object(object) => {
                     ObjectIdentity::of(K::API_VERSION, K::KIND, object.meta())
@@ -640,7 +632,8 @@ fn monitor<K: Monitored>(
                 },
             };
             gc.process(GraphEvent::Delete { identity });
-        });
+        },
+    );
     factory
         .for_resource::<K>()
         .informer()

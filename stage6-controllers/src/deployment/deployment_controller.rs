@@ -44,7 +44,9 @@ use stage4_shared_informer::{
     SharedInformerFactory,
 };
 
-use crate::controller::{Controller, Reconcile, SyncError, SyncResult};
+use crate::controller::{
+    Controller, Reconcile, SyncError, SyncResult, weak_handlers,
+};
 use crate::controller_ref_manager::ControllerRefManager;
 use crate::controller_utils::{get_controller_of, key_of, new_controller_ref};
 use crate::deployment::util::deployment_util::{
@@ -596,27 +598,12 @@ impl Reconcile for DeploymentController {
 fn deployment_handlers(
     controller: Weak<DeploymentController>,
 ) -> ResourceEventHandlerFuncs<Deployment> {
-    let (add, update, delete) = (
-        Weak::clone(&controller),
-        Weak::clone(&controller),
+    weak_handlers(
         controller,
-    );
-    ResourceEventHandlerFuncs::new()
-        .add_func(move |d, _| {
-            if let Some(c) = add.upgrade() {
-                c.add_deployment(d);
-            }
-        })
-        .update_func(move |old, cur| {
-            if let Some(c) = update.upgrade() {
-                c.update_deployment(old, cur);
-            }
-        })
-        .delete_func(move |deleted| {
-            if let Some(c) = delete.upgrade() {
-                c.delete_deployment(deleted);
-            }
-        })
+        |c, d| c.add_deployment(d),
+        |c, old, cur| c.update_deployment(old, cur),
+        DeploymentController::delete_deployment,
+    )
 }
 
 /// The handlers on the ReplicaSet informer: `addReplicaSet`,
@@ -624,27 +611,12 @@ fn deployment_handlers(
 fn replica_set_handlers(
     controller: Weak<DeploymentController>,
 ) -> ResourceEventHandlerFuncs<ReplicaSet> {
-    let (add, update, delete) = (
-        Weak::clone(&controller),
-        Weak::clone(&controller),
+    weak_handlers(
         controller,
-    );
-    ResourceEventHandlerFuncs::new()
-        .add_func(move |rs, _| {
-            if let Some(c) = add.upgrade() {
-                c.add_replica_set(rs);
-            }
-        })
-        .update_func(move |old, cur| {
-            if let Some(c) = update.upgrade() {
-                c.update_replica_set(old, cur);
-            }
-        })
-        .delete_func(move |deleted| {
-            if let Some(c) = delete.upgrade() {
-                c.delete_replica_set(deleted);
-            }
-        })
+        DeploymentController::add_replica_set,
+        |c, old, cur| c.update_replica_set(old, cur),
+        DeploymentController::delete_replica_set,
+    )
 }
 
 /// The handler on the Pod informer: `deletePod` only.

@@ -36,7 +36,9 @@ use stage4_shared_informer::{
     SharedInformerFactory,
 };
 
-use crate::controller::{Controller, Reconcile, SyncError, SyncResult};
+use crate::controller::{
+    Controller, Reconcile, SyncError, SyncResult, weak_handlers,
+};
 use crate::controller_ref_manager::ControllerRefManager;
 use crate::controller_utils::{
     BURST_REPLICAS, PodControl, SLOW_START_INITIAL_BATCH_SIZE,
@@ -548,63 +550,37 @@ impl Reconcile for ReplicaSetController {
 fn rs_handlers(
     controller: Weak<ReplicaSetController>,
 ) -> ResourceEventHandlerFuncs<ReplicaSet> {
-    let (add, update, delete) = (
-        Weak::clone(&controller),
-        Weak::clone(&controller),
+    weak_handlers(
         controller,
-    );
-    ResourceEventHandlerFuncs::new()
-        .add_func(move |rs, _| {
-            if let Some(c) = add.upgrade() {
-                c.enqueue(rs);
+        |c, rs| c.enqueue(rs),
+        |c, old, cur| {
+            if old.metadata.uid != cur.metadata.uid {
+                // Deleted and recreated under the same name.
+                c.expectations.delete_expectations(&key_of(&old.metadata));
             }
-        })
-        .update_func(move |old, cur| {
-            if let Some(c) = update.upgrade() {
-                if old.metadata.uid != cur.metadata.uid {
-                    // Deleted and recreated under the same name.
-                    c.expectations.delete_expectations(&key_of(&old.metadata));
-                }
-                c.enqueue(cur);
-            }
-        })
-        .delete_func(move |deleted| {
-            if let Some(c) = delete.upgrade() {
-                let key = match deleted {
-                    DeletedObject::Object(rs) => key_of(&rs.metadata),
-                    DeletedObject::Tombstone(t) => t.key.to_string(),
-                };
-                c.expectations.delete_expectations(&key);
-                c.queue.add(key);
-            }
-        })
+            c.enqueue(cur);
+        },
+        |c, deleted| {
+            let key = match deleted {
+                DeletedObject::Object(rs) => key_of(&rs.metadata),
+                DeletedObject::Tombstone(t) => t.key.to_string(),
+            };
+            c.expectations.delete_expectations(&key);
+            c.queue.add(key);
+        },
+    )
 }
 
 /// The handlers on the Pod informer: `addPod`, `updatePod`, `deletePod`.
 fn pod_handlers(
     controller: Weak<ReplicaSetController>,
 ) -> ResourceEventHandlerFuncs<Pod> {
-    let (add, update, delete) = (
-        Weak::clone(&controller),
-        Weak::clone(&controller),
+    weak_handlers(
         controller,
-    );
-    ResourceEventHandlerFuncs::new()
-        .add_func(move |pod, _| {
-            if let Some(c) = add.upgrade() {
-                c.add_pod(pod);
-            }
-        })
-        .update_func(move |old, cur| {
-            if let Some(c) = update.upgrade() {
-                c.update_pod(old, cur);
-            }
-        })
-        .delete_func(move |deleted| {
-            if let Some(c) = delete.upgrade() {
-                c.delete_pod(deleted);
-            }
-        })
+        ReplicaSetController::add_pod,
+        ReplicaSetController::update_pod,
+        ReplicaSetController::delete_pod,
+    )
 }
 
 #[cfg(test)]
