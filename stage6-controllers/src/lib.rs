@@ -28,7 +28,8 @@
 //! | `schedule_one.go`: `ScheduleOne`, `schedulePod`, `findNodesThatFitPod`, `prioritizeNodes`, `selectHost` | [`scheduler::schedule_one`]: [`scheduler::schedule_pod`], [`scheduler::find_nodes_that_fit_pod`], [`scheduler::prioritize_nodes`], [`scheduler::select_host`] |
 //! | `eventhandlers.go`, `backend/queue` (`PriorityQueue`), `backend/cache` | [`scheduler::eventhandlers`], [`scheduler::SchedulingQueue`], [`scheduler::Cache`] |
 //! | `framework` (`Status`, `CycleState`, `NodeInfo`, `FitError`, `frameworkImpl`) and the plugins `NodeUnschedulable`, `TaintToleration`, `NodeResourcesFit` | [`scheduler::framework`] |
-//! | kubemark `pkg/kubemark`: `HollowKubelet`; `cmd/kubemark --morph=kubelet` | [`kubemark::HollowKubelet`], [`kubemark::HollowKubeletConfig`]; `hollow-node` |
+//! | component-helpers `scheduling/corev1/helpers.go`: `TolerationsTolerateTaint`, `FindMatchingUntoleratedTaint`; api's `Toleration.ToleratesTaint` | [`component_helpers::scheduling::corev1::helpers`] |
+//! | kubemark `pkg/kubemark`: `HollowKubelet`, `GetHollowKubeletConfig`; `cmd/kubemark --morph=kubelet` | [`kubemark::HollowKubelet`], [`kubemark::HollowKubeletConfig`] (in [`kubemark::config`]); `hollow-node` |
 //! | kubelet `kubelet_node_status.go`, `nodestatus` setters; component-helpers `lease` controller | [`kubemark::node_status`], [`kubemark::NodeLeaseController`] |
 //! | apimachinery `pkg/api/resource`: `Quantity`, `ParseQuantity`, `Value`, `MilliValue` | [`apimachinery::api::resource::Quantity`], [`apimachinery::api::resource::parse_quantity`] |
 //! | client-go `tools/events`: `EventRecorder.Eventf`; apimachinery `metav1.Now`, `NowMicro` | [`events::EventRecorder`]; [`apimachinery::apis::meta::v1::now`], [`apimachinery::apis::meta::v1::now_micro`] |
@@ -36,6 +37,7 @@
 //! | kubernetes (Go), `pkg/controller/deployment`             | here (Rust)                         |
 //! |---------------------------------------------------------|-------------------------------------|
 //! | `deployment_controller.go`: `DeploymentController`, `NewDeploymentController` | [`deployment::deployment_controller::DeploymentController`], [`DeploymentController::new`](deployment::deployment_controller::DeploymentController::new) |
+//! | `fmt.Errorf`s of the controller's sync                   | [`deployment::error::DeploymentError`] |
 //! | `addDeployment`, `updateDeployment`, `deleteDeployment`, `addReplicaSet`, `updateReplicaSet`, `deleteReplicaSet`, `deletePod` | private `add_deployment`, …, `delete_pod`, registered by `new` |
 //! | `syncDeployment`, `getReplicaSetsForDeployment`, `getPodMapForDeployment`, `maxRetries` | private `sync_deployment`, `get_replica_sets_for_deployment`, `get_pod_map_for_deployment`; [`deployment::deployment_controller::MAX_RETRIES`] |
 //! | `sync.go`: `sync`, `syncStatusOnly`, `getAllReplicaSetsAndSyncRevision`, `getNewReplicaSet`, `scaleReplicaSet(AndRecordEvent)`, `syncDeploymentStatus`, `isScalingEvent` | private methods of the same names |
@@ -67,6 +69,16 @@ pub mod controller;
 pub mod controller_ref_manager;
 pub mod controller_utils;
 pub mod events;
+/// `k8s.io/component-helpers`: helpers that several components share.
+pub mod component_helpers {
+    /// `scheduling/corev1`.
+    pub mod scheduling {
+        /// `scheduling/corev1`: the taint and toleration rules.
+        pub mod corev1 {
+            pub mod helpers;
+        }
+    }
+}
 pub mod kubemark;
 pub mod record;
 pub mod scheduler;
@@ -81,6 +93,7 @@ pub mod replicaset {
 /// file; the controller's methods are spread over them as in Go.
 pub mod deployment {
     pub mod deployment_controller;
+    pub mod error;
     pub mod progress;
     pub mod recreate;
     pub mod rolling;

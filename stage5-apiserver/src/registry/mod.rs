@@ -28,7 +28,9 @@ use stage5_storage::ResourceInfo;
 use stage5_storage::Storage;
 use stage5_storage::kv::Kv;
 
-pub use self::generic::registry::{ResourceStorage, connect_backend, new_storage};
+pub use self::generic::registry::{
+    RegisteredResource, ResourceStorage, connect_backend, new_storage,
+};
 use self::rest::{DefaultStrategy, Strategy};
 
 pub mod rest;
@@ -135,28 +137,6 @@ pub fn strategy_for(info: &ResourceInfo) -> &'static dyn Strategy {
         .map_or(&DefaultStrategy, |(_, strategy)| *strategy)
 }
 // ANCHOR_END: strategies
-
-/// One served resource type.
-#[derive(Clone)]
-pub struct RegisteredResource {
-    /// What it is.
-    pub info: ResourceInfo,
-    /// Its rules.
-    pub strategy: &'static dyn Strategy,
-    /// Where it lives, as its concrete type.
-    pub storage: ResourceStorage,
-    /// The same storage as the handlers call it.
-    pub dyn_storage: Arc<dyn Storage>,
-}
-
-impl std::fmt::Debug for RegisteredResource {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RegisteredResource")
-            .field("resource", &self.info.plural)
-            .field("storage", &self.storage)
-            .finish()
-    }
-}
 
 /// Every served resource type, found by group, version and plural: the apiserver's
 /// `APIGroupInfo.VersionedResourcesStorageMap`.

@@ -9,12 +9,14 @@
 //! | `kubelet_pods.go`: `generateAPIPodStatus`; `status/generate.go`        | [`pod_status`]                              |
 //! | `cmd/kubemark` (`--morph=kubelet`), `app/hollow_node.go`'s flags     | the `hollow-node` binary, [`hollow_node::HollowNodeOptions`] |
 
+pub mod config;
 pub mod hollow_kubelet;
 pub mod hollow_node;
 pub mod node_lease;
 pub mod node_status;
 pub mod pod_status;
 
-pub use hollow_kubelet::{HollowKubelet, HollowKubeletConfig, HollowKubeletError};
+pub use config::{HollowKubeletConfig, HollowKubeletError};
+pub use hollow_kubelet::HollowKubelet;
 pub use hollow_node::HollowNodeOptions;
 pub use node_lease::NodeLeaseController;

@@ -30,7 +30,7 @@ use serde_json::json;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use super::hollow_kubelet::HollowKubeletConfig;
+use super::config::HollowKubeletConfig;
 use apimachinery::apis::meta::v1::time::now;
 
 /// The kubelet's port in `status.daemonEndpoints` (upstream's default).

@@ -22,7 +22,7 @@ use stage4_shared_informer::{
 };
 
 use super::cache::{node_name, pod_key};
-use super::scheduler::SchedulerCore;
+use super::scheduler::{DEFAULT_SCHEDULER_NAME, SchedulerCore};
 
 /// Mirrors `assignedPod`: the pod has a node.
 #[must_use]
@@ -39,7 +39,7 @@ pub fn responsible_for_pod(pod: &Pod, scheduler_name: &str) -> bool {
         .as_ref()
         .and_then(|s| s.scheduler_name.as_deref())
         .filter(|n| !n.is_empty())
-        .unwrap_or(super::scheduler::DEFAULT_SCHEDULER_NAME);
+        .unwrap_or(DEFAULT_SCHEDULER_NAME);
     name == scheduler_name
 }
 
@@ -89,80 +89,83 @@ pub fn node_scheduling_properties_change(new: &Node, old: &Node) -> bool {
         || conditions(new) != conditions(old)
 }
 
-/// Mirrors `addAllEventHandlers` for the pod and node informers.
-///
-/// # Errors
-///
-/// When an informer has already stopped.
-pub(crate) fn add_all_event_handlers(
-    core: &Arc<SchedulerCore>,
-    pods: &FactoryInformer<KubeSource, Pod>,
-    nodes: &FactoryInformer<KubeSource, Node>,
-) -> Result<(), InformerError> {
-    // Bound pods: the scheduler cache.
-    let (added, updated, deleted) =
-        (Arc::clone(core), Arc::clone(core), Arc::clone(core));
-    pods.add_event_handler(FilteringResourceEventHandler::new(
-        assigned_pod,
-        ResourceEventHandlerFuncs::new()
-            // addPodToCache
-            .add_func(move |pod: &Arc<Pod>, _| added.cache.add_pod(pod))
-            // updatePodInCache
-            .update_func(move |_, new: &Arc<Pod>| updated.cache.add_pod(new))
-            // deletePodFromCache: its resources are free now.
-            .delete_func(move |pod| {
-                if let Some(pod) = pod.object() {
-                    deleted.cache.remove_pod(&pod_key(pod));
-                }
-                deleted
-                    .queue
-                    .move_all_to_active_or_backoff_queue("AssignedPodDelete");
-            }),
-    ))?;
-
-    // Pods waiting for this scheduler: the queue.
-    let name = core.scheduler_name.clone();
-    let (added, updated, deleted) =
-        (Arc::clone(core), Arc::clone(core), Arc::clone(core));
-    pods.add_event_handler(FilteringResourceEventHandler::new(
-        move |pod: &Pod| !assigned_pod(pod) && responsible_for_pod(pod, &name),
-        ResourceEventHandlerFuncs::new()
-            // addPodToSchedulingQueue
-            .add_func(move |pod: &Arc<Pod>, _| added.queue.add(pod_key(pod)))
-            // updatePodInSchedulingQueue
-            .update_func(move |old: &Arc<Pod>, new: &Arc<Pod>| {
-                if old.metadata.resource_version != new.metadata.resource_version
-                    && is_pod_updated(old, new)
-                {
-                    updated.queue.update(pod_key(new));
-                }
-            })
-            // deletePodFromSchedulingQueue (also when it got a node).
-            .delete_func(move |pod| {
-                if let Some(pod) = pod.object() {
-                    deleted.queue.delete(&pod_key(pod));
-                }
-            }),
-    ))?;
-
-    // Nodes: new room for unschedulable pods.
-    let (added, updated) = (Arc::clone(core), Arc::clone(core));
-    nodes.add_event_handler(
-        ResourceEventHandlerFuncs::new()
-            // addNodeToCache
-            .add_func(move |_node: &Arc<Node>, _| {
-                added.queue.move_all_to_active_or_backoff_queue("NodeAdd");
-            })
-            // updateNodeInCache
-            .update_func(move |old: &Arc<Node>, new: &Arc<Node>| {
-                if node_scheduling_properties_change(new, old) {
-                    updated
+impl SchedulerCore {
+    /// Mirrors `addAllEventHandlers` for the pod and node informers.
+    ///
+    /// # Errors
+    ///
+    /// When an informer has already stopped.
+    pub(crate) fn add_all_event_handlers(
+        self: &Arc<Self>,
+        pods: &FactoryInformer<KubeSource, Pod>,
+        nodes: &FactoryInformer<KubeSource, Node>,
+    ) -> Result<(), InformerError> {
+        let core = self;
+        // Bound pods: the scheduler cache.
+        let (added, updated, deleted) =
+            (Arc::clone(core), Arc::clone(core), Arc::clone(core));
+        pods.add_event_handler(FilteringResourceEventHandler::new(
+            assigned_pod,
+            ResourceEventHandlerFuncs::new()
+                // addPodToCache
+                .add_func(move |pod: &Arc<Pod>, _| added.cache.add_pod(pod))
+                // updatePodInCache
+                .update_func(move |_, new: &Arc<Pod>| updated.cache.add_pod(new))
+                // deletePodFromCache: its resources are free now.
+                .delete_func(move |pod| {
+                    if let Some(pod) = pod.object() {
+                        deleted.cache.remove_pod(&pod_key(pod));
+                    }
+                    deleted
                         .queue
-                        .move_all_to_active_or_backoff_queue("NodeUpdate");
-                }
-            }),
-    )?;
-    Ok(())
+                        .move_all_to_active_or_backoff_queue("AssignedPodDelete");
+                }),
+        ))?;
+
+        // Pods waiting for this scheduler: the queue.
+        let name = core.scheduler_name.clone();
+        let (added, updated, deleted) =
+            (Arc::clone(core), Arc::clone(core), Arc::clone(core));
+        pods.add_event_handler(FilteringResourceEventHandler::new(
+            move |pod: &Pod| !assigned_pod(pod) && responsible_for_pod(pod, &name),
+            ResourceEventHandlerFuncs::new()
+                // addPodToSchedulingQueue
+                .add_func(move |pod: &Arc<Pod>, _| added.queue.add(pod_key(pod)))
+                // updatePodInSchedulingQueue
+                .update_func(move |old: &Arc<Pod>, new: &Arc<Pod>| {
+                    if old.metadata.resource_version != new.metadata.resource_version
+                        && is_pod_updated(old, new)
+                    {
+                        updated.queue.update(pod_key(new));
+                    }
+                })
+                // deletePodFromSchedulingQueue (also when it got a node).
+                .delete_func(move |pod| {
+                    if let Some(pod) = pod.object() {
+                        deleted.queue.delete(&pod_key(pod));
+                    }
+                }),
+        ))?;
+
+        // Nodes: new room for unschedulable pods.
+        let (added, updated) = (Arc::clone(core), Arc::clone(core));
+        nodes.add_event_handler(
+            ResourceEventHandlerFuncs::new()
+                // addNodeToCache
+                .add_func(move |_node: &Arc<Node>, _| {
+                    added.queue.move_all_to_active_or_backoff_queue("NodeAdd");
+                })
+                // updateNodeInCache
+                .update_func(move |old: &Arc<Node>, new: &Arc<Node>| {
+                    if node_scheduling_properties_change(new, old) {
+                        updated
+                            .queue
+                            .move_all_to_active_or_backoff_queue("NodeUpdate");
+                    }
+                }),
+        )?;
+        Ok(())
+    }
 }
 
 #[cfg(test)]

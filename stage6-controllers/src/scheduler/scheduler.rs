@@ -34,7 +34,6 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use super::cache::Cache;
-use super::eventhandlers::add_all_event_handlers;
 use super::framework::Framework;
 use super::scheduling_queue::{
     DEFAULT_POD_INITIAL_BACKOFF_DURATION, DEFAULT_POD_MAX_BACKOFF_DURATION,
@@ -218,7 +217,7 @@ impl Scheduler {
             node_lister: nodes.lister(),
         });
         let tasks = TaskTracker::new();
-        match add_all_event_handlers(&core, &pods.informer(), &nodes.informer()) {
+        match core.add_all_event_handlers(&pods.informer(), &nodes.informer()) {
             Ok(()) => {
                 pods_factory.start();
                 nodes_factory.start();

@@ -29,6 +29,7 @@
 //! [`QueueConfig::metrics_provider`]: super::QueueConfig::metrics_provider
 
 use std::fmt;
+use std::hash::Hash;
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, OnceLock};
 
@@ -39,8 +40,6 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
 use tokio::time::Instant;
-
-use super::queue::Item;
 
 /// Mirrors client-go's `GaugeMetric`: a value that goes up and down.
 pub trait GaugeMetric: Send + Sync {
@@ -140,7 +139,7 @@ pub(crate) struct DefaultQueueMetrics<T> {
     longest_running_processor: Box<dyn SettableGaugeMetric>,
 }
 
-impl<T: Item> QueueMetrics<T> {
+impl<T: Hash + Eq + Clone> QueueMetrics<T> {
     /// Mirrors `newQueueMetrics`: nothing for an unnamed queue or without a
     /// provider.
     pub(crate) fn new(own: Option<&Arc<dyn MetricsProvider>>, name: &str) -> Self {

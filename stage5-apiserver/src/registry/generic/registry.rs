@@ -16,13 +16,35 @@ use std::sync::Arc;
 
 use crate::Backend;
 use crate::ServerError;
-use crate::registry::RegisteredResource;
 use crate::registry::rest::Strategy;
 use stage5_cacher::{CacherStats, WatcherInfo};
 use stage5_storage::Storage;
 use stage5_storage::etcd3::Etcd3Store;
 use stage5_storage::kv::{EmbeddedKv, Kv};
 use stage5_storage::{Object, Preconditions, ResourceInfo, StorageError};
+
+/// One served resource type: its rules and its storage, as a resource of
+/// upstream's generic registry (`registry.Store`) holds them.
+#[derive(Clone)]
+pub struct RegisteredResource {
+    /// What it is.
+    pub info: ResourceInfo,
+    /// Its rules.
+    pub strategy: &'static dyn Strategy,
+    /// Where it lives, as its concrete type.
+    pub storage: ResourceStorage,
+    /// The same storage as the handlers call it.
+    pub dyn_storage: Arc<dyn Storage>,
+}
+
+impl std::fmt::Debug for RegisteredResource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RegisteredResource")
+            .field("resource", &self.info.plural)
+            .field("storage", &self.storage)
+            .finish()
+    }
+}
 
 /// One resource's storage: the etcd3 store itself (`--no-watch-cache`) or the Cacher
 /// in front of it.

@@ -36,7 +36,7 @@ use k8s_openapi::jiff::Timestamp;
 use kube::core::{Selector, SelectorExt};
 use stage4_shared_informer::Lister;
 
-use crate::deployment::deployment_controller::DeploymentError;
+use crate::deployment::error::DeploymentError;
 
 /// Mirrors `RevisionAnnotation`: the revision of a Deployment's ReplicaSet,
 /// its place in the rollout sequence (`kubectl rollout history` lists them).

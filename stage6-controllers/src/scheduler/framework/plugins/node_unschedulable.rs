@@ -9,7 +9,7 @@
 
 use k8s_openapi::api::core::v1::{Pod, Taint};
 
-use super::taint_toleration::tolerations_tolerate_taint;
+use crate::component_helpers::scheduling::corev1::helpers::tolerations_tolerate_taint;
 use crate::scheduler::framework::interface::{
     Code, CycleState, FilterPlugin, Plugin, Status,
 };

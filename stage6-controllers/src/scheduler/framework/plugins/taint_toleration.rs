@@ -26,12 +26,16 @@
 //! here (upstream's controller would mark it `Unknown` after the 40 s grace
 //! period).
 
-use k8s_openapi::api::core::v1::{Node, Pod, Taint, Toleration};
+use k8s_openapi::api::core::v1::{Node, Pod, Taint};
 
 use crate::scheduler::framework::interface::{
     Code, CycleState, FilterPlugin, Plugin, Status,
 };
 use crate::scheduler::framework::types::NodeInfo;
+
+pub use crate::component_helpers::scheduling::corev1::helpers::{
+    find_matching_untolerated_taint, tolerates_taint, tolerations_tolerate_taint,
+};
 
 /// Mirrors `v1.TaintNodeNotReady`.
 pub const TAINT_NODE_NOT_READY: &str = "node.kubernetes.io/not-ready";
@@ -99,53 +103,6 @@ pub fn taints_by_condition(node: &Node) -> Vec<Taint> {
     taints
 }
 
-/// Mirrors `Toleration.ToleratesTaint`: an empty effect matches every effect,
-/// an empty key every key; `Exists` matches any value, `Equal` (the default)
-/// only the same value.
-#[must_use]
-pub fn tolerates_taint(toleration: &Toleration, taint: &Taint) -> bool {
-    if let Some(effect) = toleration.effect.as_deref().filter(|e| !e.is_empty())
-        && effect != taint.effect
-    {
-        return false;
-    }
-    if let Some(key) = toleration.key.as_deref().filter(|k| !k.is_empty())
-        && key != taint.key
-    {
-        return false;
-    }
-    match toleration.operator.as_deref().unwrap_or_default() {
-        "" | "Equal" => {
-            toleration.value.as_deref().unwrap_or_default()
-                == taint.value.as_deref().unwrap_or_default()
-        }
-        "Exists" => true,
-        _ => false,
-    }
-}
-
-/// Mirrors `TolerationsTolerateTaint`: whether any toleration tolerates `taint`.
-#[must_use]
-pub fn tolerations_tolerate_taint(
-    tolerations: &[Toleration],
-    taint: &Taint,
-) -> bool {
-    tolerations.iter().any(|t| tolerates_taint(t, taint))
-}
-
-/// Mirrors `FindMatchingUntoleratedTaint` with `DoNotScheduleTaintsFilterFunc`:
-/// the first `NoSchedule` or `NoExecute` taint no toleration tolerates.
-#[must_use]
-pub fn find_matching_untolerated_taint<'a>(
-    taints: impl IntoIterator<Item = &'a Taint>,
-    tolerations: &[Toleration],
-) -> Option<&'a Taint> {
-    taints.into_iter().find(|taint| {
-        matches!(taint.effect.as_str(), "NoSchedule" | "NoExecute")
-            && !tolerations_tolerate_taint(tolerations, taint)
-    })
-}
-
 /// Mirrors `TaintToleration` (its filter).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct TaintToleration;
@@ -199,6 +156,7 @@ impl FilterPlugin for TaintToleration {
 mod tests {
     use std::sync::Arc;
 
+    use k8s_openapi::api::core::v1::Toleration;
     use serde_json::{Value, json};
 
     use super::*;
