@@ -37,8 +37,12 @@ use super::*;
 /// How long connecting to an endpoint may take.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// HTTP/2 keep-alive: how often to ping, and how long a ping may go unanswered.
+/// Mirrors kube-apiserver's etcd client (`keepaliveTime` 30 s, `keepaliveTimeout`
+/// 10 s in the apiserver's `storagebackend/factory/etcd3.go`). etcd closes the
+/// connection of a client that pings more often than every 5 s
+/// (`--grpc-keepalive-min-time`), which would end every watch on it.
 const KEEP_ALIVE: (Duration, Duration) =
-    (Duration::from_secs(2), Duration::from_secs(3));
+    (Duration::from_secs(30), Duration::from_secs(10));
 /// How long the probe that finds the compacted revision may take.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(2);
 /// Mirrors clientv3's `defaultUnaryMaxRetries` (100): how often one call is tried
@@ -91,7 +95,9 @@ impl EtcdKv {
         let options = ConnectOptions::new()
             .with_connect_timeout(CONNECT_TIMEOUT)
             .with_keep_alive(KEEP_ALIVE.0, KEEP_ALIVE.1)
-            .with_keep_alive_while_idle(true);
+            // clientv3's `PermitWithoutStream` is false: pings only while a call
+            // or a watch is open (etcd counts other pings against the client).
+            .with_keep_alive_while_idle(false);
         let count = endpoints.as_ref().len();
         if count == 0 {
             return Err(KvError::Request("no etcd endpoint given".into()));

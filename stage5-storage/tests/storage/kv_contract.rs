@@ -620,3 +620,35 @@ async fn etcd_killed_under_an_open_watch_ends_the_stream_with_an_error() {
         other => panic!("expected Unavailable from a dead etcd, got {other:?}"),
     }
 }
+
+/// An idle connection stays up: etcd allows a client's keep-alive ping at most
+/// every 5 s (`--grpc-keepalive-min-time`) and closes the connection of a client
+/// that pings more often ("too many pings"), which ends every watch on it. The
+/// client pings as clientv3 does for kube-apiserver: every 30 s, 10 s to answer.
+/// etcd runs with its default progress-notify interval, so nothing but pings
+/// crosses the connection while the store is idle; the idle time is what is
+/// tested.
+#[cfg(feature = "etcd")]
+#[tokio::test]
+async fn an_idle_etcd_watch_outlives_the_servers_ping_window() {
+    use stage5_storage::kv::EtcdKv;
+    use stage5_storage::testing::{
+        ETCD_DEFAULT_PROGRESS_NOTIFY_INTERVAL, EtcdServer,
+    };
+    let Some(server) = EtcdServer::start_or_skip_with(
+        "an_idle_etcd_watch_outlives_the_servers_ping_window",
+        ETCD_DEFAULT_PROGRESS_NOTIFY_INTERVAL,
+    ) else {
+        return;
+    };
+    let kv: Arc<dyn Kv> =
+        Arc::new(EtcdKv::connect([server.client_url()]).await.unwrap());
+    let mut watch = watch(&kv, watch_prefix("/idle/", 0, false)).await;
+    let first = put(&kv, "/idle/1", "a").await;
+    assert_eq!(events_until(&mut watch, first).await.len(), 1);
+    // Three of etcd's 5 s ping windows with nothing to send.
+    tokio::time::sleep(Duration::from_secs(16)).await;
+    let second = put(&kv, "/idle/2", "b").await;
+    let events = events_until(&mut watch, second).await;
+    assert_eq!(events.len(), 1, "the watch is still open: {events:?}");
+}
