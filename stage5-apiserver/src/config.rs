@@ -38,12 +38,6 @@ pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(90);
 /// Mirrors apiserver's `pkg/server/secure_serving.go` (`MaxHeaderBytes: 1 << 20`):
 /// the largest request line plus headers.
 pub const DEFAULT_MAX_HEADER_BYTES: usize = 1 << 20;
-/// The most connections open at once; more wait in the kernel's accept queue.
-/// Three quarters of the common 1,024 open-file limit, so the listener, etcd, the
-/// logs and the runtime keep the other quarter. (kube-apiserver has no such cap: it
-/// limits requests, `--max-requests-inflight`; this mirrors Go's
-/// `golang.org/x/net/netutil.LimitListener`.)
-pub const DEFAULT_MAX_CONNECTIONS: usize = 768;
 
 /// Mirrors kube-apiserver's default `--etcd-compaction-interval` (5 minutes;
 /// `pkg/storage/etcd3/compact.go` compacts each interval).
@@ -111,8 +105,11 @@ pub struct ServerConfig {
     /// Default 1 MiB.
     pub max_header_bytes: usize,
     /// The most connections served at once; the next ones wait to be accepted
-    /// until one closes. Default 768.
-    pub max_connections: usize,
+    /// until one closes (Go's `netutil.LimitListener`). Default `None`: no cap,
+    /// as kube-apiserver has none (its `--max-requests-inflight` does not count
+    /// watches); the open-file limit is the bound, raised to its hard limit at
+    /// start ([`crate::app::server::raise_open_file_limit`]).
+    pub max_connections: Option<usize>,
     /// `--etcd-compaction-interval`: how often the compactor compacts the store
     /// (to the revision it saw one interval earlier), on either backend. Zero turns
     /// compaction off, as upstream. Default 5 minutes.
@@ -136,7 +133,7 @@ impl Default for ServerConfig {
             read_header_timeout: DEFAULT_READ_HEADER_TIMEOUT,
             idle_timeout: DEFAULT_IDLE_TIMEOUT,
             max_header_bytes: DEFAULT_MAX_HEADER_BYTES,
-            max_connections: DEFAULT_MAX_CONNECTIONS,
+            max_connections: None,
             etcd_compaction_interval: DEFAULT_ETCD_COMPACTION_INTERVAL,
             tls: None,
         }
@@ -226,7 +223,7 @@ impl ServerConfig {
     /// The same config with this cap on open connections (at least 1).
     #[must_use]
     pub fn max_connections(mut self, cap: usize) -> Self {
-        self.max_connections = cap;
+        self.max_connections = Some(cap.max(1));
         self
     }
 

@@ -27,7 +27,7 @@ use axum::routing::{any, get};
 use axum::serve::Listener as _;
 use hyper_util::rt::TokioIo;
 use stage5_storage::etcd3::Compactor;
-use tokio::net::TcpListener;
+use tokio::net::{TcpListener, TcpSocket};
 use tokio::sync::Semaphore;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
@@ -87,11 +87,9 @@ impl Server {
             config.watch_cache,
             config.watch_cache_capacity,
         );
-        let listener = TcpListener::bind(config.bind).await.map_err(|source| {
-            ServerError::Bind {
-                addr: config.bind,
-                source,
-            }
+        let listener = listen(config.bind).map_err(|source| ServerError::Bind {
+            addr: config.bind,
+            source,
         })?;
         let local_addr =
             listener.local_addr().map_err(|source| ServerError::Bind {
@@ -134,7 +132,7 @@ impl Server {
             idle_timeout: config.idle_timeout,
             max_header_bytes: config.max_header_bytes,
         };
-        let max_connections = config.max_connections.max(1);
+        let max_connections = config.max_connections.map(|cap| cap.max(1));
         let scheme = if acceptor.is_some() { "https" } else { "http" };
         let task = tokio::spawn(serve(
             listener,
@@ -155,12 +153,40 @@ impl Server {
     }
 }
 
-/// The accept loop: mirrors `http.Server.Serve` behind a
-/// `netutil.LimitListener(max_connections)`. A connection is accepted only with a
-/// free slot, so the next ones wait in the kernel's accept queue (taking no file
-/// descriptor here) until one closes: waiting, not closing the newest, because a
-/// client that waits sees latency while one that is closed sees an error it may not
-/// retry, and idle connections free their slots within the idle timeout anyway.
+/// A listening socket on `addr` as Go's `net.Listen("tcp", ...)` makes it:
+/// `SO_REUSEADDR`, and the kernel's largest accept queue (`somaxconn`, Go's
+/// `maxListenerBacklog` in `net/sock_linux.go`), so a burst of connections waits
+/// to be accepted instead of being refused.
+fn listen(addr: SocketAddr) -> std::io::Result<TcpListener> {
+    let socket = if addr.is_ipv4() {
+        TcpSocket::new_v4()?
+    } else {
+        TcpSocket::new_v6()?
+    };
+    socket.set_reuseaddr(true)?;
+    socket.bind(addr)?;
+    socket.listen(max_listener_backlog())
+}
+
+/// Mirrors Go's `maxListenerBacklog`: `/proc/sys/net/core/somaxconn`, at most
+/// 65,535 (the kernel keeps the backlog in 16 bits before 4.1); 4,096 (Linux's
+/// default since 5.4) where the file cannot be read.
+fn max_listener_backlog() -> u32 {
+    std::fs::read_to_string("/proc/sys/net/core/somaxconn")
+        .ok()
+        .and_then(|text| text.trim().parse::<u32>().ok())
+        .filter(|&n| n > 0)
+        .map_or(4096, |n| n.min(u32::from(u16::MAX)))
+}
+
+/// The accept loop: mirrors `http.Server.Serve`, behind a
+/// `netutil.LimitListener(max_connections)` when there is a cap. With a cap, a
+/// connection is accepted only with a free slot, so the next ones wait in the
+/// kernel's accept queue (taking no file descriptor here) until one closes:
+/// waiting, not closing the newest, because a client that waits sees latency
+/// while one that is closed sees an error it may not retry. Without one (the
+/// default, as kube-apiserver), the open-file limit is the bound: at `EMFILE`
+/// the listener pauses and tries again.
 ///
 /// With `acceptor`, each connection's TLS handshake runs in its own task (as Go
 /// runs it in `conn.serve`), so a slow one never holds up the accept loop.
@@ -173,7 +199,7 @@ async fn serve(
     app: Router,
     limits: conn::Limits,
     acceptor: Option<tokio_rustls::TlsAcceptor>,
-    max_connections: usize,
+    max_connections: Option<usize>,
     shutdown: CancellationToken,
 ) {
     // TCP_NODELAY on every connection, as Go's net package sets by default:
@@ -186,14 +212,17 @@ async fn serve(
             tracing::debug!(%error, "cannot set TCP_NODELAY");
         }
     });
-    let slots = Arc::new(Semaphore::new(max_connections));
+    let slots = max_connections.map(|cap| Arc::new(Semaphore::new(cap)));
     let connections = TaskTracker::new();
     loop {
         let accepted = tokio::select! {
             () = shutdown.cancelled() => break,
             accepted = async {
                 // The semaphore is never closed, so this always gets a slot.
-                let slot = Arc::clone(&slots).acquire_owned().await.ok();
+                let slot = match &slots {
+                    Some(slots) => Arc::clone(slots).acquire_owned().await.ok(),
+                    None => None,
+                };
                 (slot, listener.accept().await)
             } => accepted,
         };
@@ -214,7 +243,8 @@ async fn serve(
 }
 
 /// One connection, until it closes or the server shuts down; `slot` is its place
-/// under `max_connections`, freed on return (a TLS handshake holds one too).
+/// under `max_connections` when there is a cap, freed on return (a TLS handshake
+/// holds one too).
 async fn serve_connection<T>(
     tcp: T,
     app: Router,

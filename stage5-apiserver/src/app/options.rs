@@ -9,7 +9,7 @@ use std::time::Duration;
 use clap::Args;
 
 use crate::config::{
-    DEFAULT_ETCD_COMPACTION_INTERVAL, DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_CONNECTIONS,
+    DEFAULT_ETCD_COMPACTION_INTERVAL, DEFAULT_IDLE_TIMEOUT,
     DEFAULT_MAX_HEADER_BYTES, DEFAULT_READ_HEADER_TIMEOUT, DEFAULT_SECURE_BIND,
 };
 use crate::secure_serving::{self, CertKey};
@@ -70,12 +70,12 @@ pub struct ServerRunOptions {
     /// upstream); more is a 431 (414 for the line alone) `Status`.
     #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_HEADER_BYTES)]
     pub max_header_bytes: usize,
-    /// The most connections open at once; the next ones wait to be accepted (no
-    /// flag upstream: Go's `netutil.LimitListener`). The default leaves a quarter
-    /// of a 1,024 open-file limit for everything else.
-    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_CONNECTIONS,
-          value_parser = parse_max_connections)]
-    pub max_connections: usize,
+    /// A cap on the connections open at once; the next ones wait to be accepted
+    /// (no flag upstream: Go's `netutil.LimitListener`). By default there is no
+    /// cap, as in kube-apiserver: the open-file limit, raised to its hard limit
+    /// at start, is the bound.
+    #[arg(long, value_name = "N", value_parser = parse_max_connections)]
+    pub max_connections: Option<usize>,
     /// How often the store is compacted, to the revision seen one interval
     /// earlier (`--etcd-compaction-interval`, 5m upstream); 0 turns compaction
     /// off. Applies to the embedded store and to etcd. [default: 5m]

@@ -19,6 +19,15 @@ macro_rules! say {
 }
 use crate::{RunningServer, Server, kubeconfig};
 
+/// Raises the process's soft limit on open files to its hard limit and returns
+/// the new soft limit, as Go's runtime does for every Go program since 1.19
+/// (`syscall`'s `rlimit.go`). Each connection is a file, and the server has no
+/// connection cap of its own: with the common soft limit of 1,024 a workshop's
+/// watchers would run out of files long before the hard limit does.
+pub fn raise_open_file_limit() -> std::io::Result<u64> {
+    rlimit::increase_nofile_limit(u64::MAX)
+}
+
 /// A started server, with what a client needs to reach it.
 #[derive(Debug)]
 pub struct StartedServer {
@@ -42,6 +51,10 @@ pub async fn start(
     name: &str,
 ) -> Result<StartedServer, String> {
     let completed = options.complete()?;
+    match raise_open_file_limit() {
+        Ok(limit) => tracing::debug!(limit, "open-file limit"),
+        Err(error) => tracing::warn!(%error, "cannot raise the open-file limit"),
+    }
     let server = Server::start(completed.config)
         .await
         .map_err(|error| error.to_string())?;

@@ -253,6 +253,97 @@ async fn the_connection_cap_makes_the_next_connection_wait_until_one_closes() {
     server.shutdown().await;
 }
 
+/// Thousands of connections lock no one out: 2,000 idle connections and 1,000
+/// watches, and a list and a create beside them are answered in bounded time,
+/// and the create reaches the first and the last watch. kube-apiserver has no
+/// connection cap either; the open-file limit (raised to its hard limit, as Go
+/// does) is the bound.
+#[tokio::test]
+async fn thousands_of_connections_lock_no_one_out() {
+    const IDLE: usize = 2_000;
+    const WATCHES: usize = 1_000;
+    // Both ends of each connection are in this process, and a few more files.
+    let needed = 2 * (IDLE + WATCHES) as u64 + 512;
+    let limit = stage5_apiserver::app::server::raise_open_file_limit()
+        .expect("the open-file limit can be read");
+    if limit < needed {
+        eprintln!(
+            "\n**********\n SKIPPED thousands_of_connections_lock_no_one_out: the open-file hard limit is {limit}, under {needed}\n**********\n"
+        );
+        return;
+    }
+    let server = start(
+        ServerConfig::for_tests()
+            .read_header_timeout(LONG)
+            .idle_timeout(LONG),
+    )
+    .await;
+    let mut idle = Vec::with_capacity(IDLE);
+    for _ in 0..IDLE {
+        idle.push(connect(&server).await);
+    }
+    let mut watches = Vec::with_capacity(WATCHES);
+    for _ in 0..WATCHES {
+        let mut watch = connect(&server).await;
+        watch
+            .write_all(get(&format!("{PODS}?watch=true")).as_bytes())
+            .await
+            .expect("write");
+        let head = timeout(WAIT, read_head(&mut watch))
+            .await
+            .expect("every watch is answered in time");
+        assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+        watches.push(watch);
+    }
+
+    let mut beside = connect(&server).await;
+    beside
+        .write_all(get("/api/v1/pods?limit=1").as_bytes())
+        .await
+        .expect("write");
+    assert_eq!(read_answer(&mut beside).await.code, 200);
+    let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "crowded"},
+        "spec": {"containers": [{"name": "c", "image": "nginx"}]}});
+    beside
+        .write_all(post(PODS, &pod).as_bytes())
+        .await
+        .expect("write");
+    assert_eq!(read_answer(&mut beside).await.code, 201);
+    for index in [0, WATCHES - 1] {
+        let seen = timeout(WAIT, read_until(&mut watches[index], b"\"crowded\""))
+            .await
+            .unwrap_or_else(|_| panic!("watch {index} sees the pod in time"));
+        assert!(seen.contains("\"ADDED\""), "watch {index}: {seen}");
+    }
+    drop((idle, watches));
+    server.shutdown().await;
+}
+
+/// Reads a response's head (through the blank line).
+async fn read_head(stream: &mut TcpStream) -> String {
+    read_until(stream, b"\r\n\r\n").await
+}
+
+/// Reads until `needle` has come; what came, as text.
+async fn read_until(stream: &mut TcpStream, needle: &[u8]) -> String {
+    let mut received = Vec::new();
+    let mut buf = [0u8; 4096];
+    while find(&received, needle).is_none() {
+        let n = stream.read(&mut buf).await.expect("read");
+        assert!(n > 0, "closed before {needle:?}: {received:?}");
+        received.extend_from_slice(&buf[..n]);
+    }
+    String::from_utf8_lossy(&received).to_string()
+}
+
+fn post(path: &str, body: &Value) -> String {
+    let body = body.to_string();
+    format!(
+        "POST {path} HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+}
+
 #[tokio::test]
 async fn rejections_before_routing_are_status_objects() {
     let server = start(ServerConfig::for_tests().max_header_bytes(8 * 1024)).await;
