@@ -54,11 +54,11 @@ use stage4_shared_informer::{
 
 pub mod graph;
 
-use graph::{Graph, Node, ObjectIdentity};
 use crate::controller::{Controller, Reconcile, SyncError, SyncResult};
 use crate::workqueue::{
     RateLimitingQueue, RateLimitingQueueConfig, default_controller_rate_limiter,
 };
+use graph::{Graph, Node, ObjectIdentity};
 
 /// `metav1.FinalizerOrphanDependents`.
 pub const FINALIZER_ORPHAN: &str = "orphan";
@@ -400,6 +400,7 @@ impl GarbageCollector {
     }
     // ANCHOR_END: attempt_to_delete_item
 
+    // ANCHOR: classify_references
     /// Mirrors `classifyReferences`: the owners that exist (solid), are gone
     /// (dangling), or exist and wait for their blocking dependents to go.
     async fn classify_references(
@@ -440,7 +441,9 @@ impl GarbageCollector {
         }
         Ok((solid, dangling, waiting))
     }
+    // ANCHOR_END: classify_references
 
+    // ANCHOR: process_deleting_dependents_item
     /// Mirrors `processDeletingDependentsItem`: an owner in foreground deletion
     /// loses its finalizer once no blocking dependent is left; until then its
     /// blocking dependents are deleted.
@@ -470,6 +473,7 @@ impl GarbageCollector {
         }
         Ok(())
     }
+    // ANCHOR_END: process_deleting_dependents_item
 
     // ANCHOR: attempt_to_orphan
     /// Mirrors `attemptToOrphanWorker`: every dependent loses its reference to

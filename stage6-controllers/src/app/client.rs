@@ -41,11 +41,17 @@ impl ClientOptions {
 pub async fn client_for(options: &ClientOptions) -> Result<kube::Client, String> {
     let mut config = match &options.kubeconfig {
         Some(path) => {
-            let kubeconfig = Kubeconfig::read_from(path)
-                .map_err(|error| format!("cannot read the kubeconfig {}: {error}", path.display()))?;
-            kube::Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
-                .await
-                .map_err(|error| format!("cannot use the kubeconfig {}: {error}", path.display()))?
+            let kubeconfig = Kubeconfig::read_from(path).map_err(|error| {
+                format!("cannot read the kubeconfig {}: {error}", path.display())
+            })?;
+            kube::Config::from_custom_kubeconfig(
+                kubeconfig,
+                &KubeConfigOptions::default(),
+            )
+            .await
+            .map_err(|error| {
+                format!("cannot use the kubeconfig {}: {error}", path.display())
+            })?
         }
         None => kube::Config::new(
             DEFAULT_MASTER
@@ -58,5 +64,6 @@ pub async fn client_for(options: &ClientOptions) -> Result<kube::Client, String>
             .parse()
             .map_err(|error| format!("--master {master:?} is not a URL: {error}"))?;
     }
-    kube::Client::try_from(config).map_err(|error| format!("cannot build a client: {error}"))
+    kube::Client::try_from(config)
+        .map_err(|error| format!("cannot build a client: {error}"))
 }

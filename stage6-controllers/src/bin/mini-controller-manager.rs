@@ -68,7 +68,10 @@ async fn run() -> ExitCode {
     let listener = match tokio::net::TcpListener::bind(args.bind_address).await {
         Ok(listener) => listener,
         Err(error) => {
-            eprintln!("mini-controller-manager: cannot listen on {}: {error}", args.bind_address);
+            eprintln!(
+                "mini-controller-manager: cannot listen on {}: {error}",
+                args.bind_address
+            );
             return ExitCode::FAILURE;
         }
     };
@@ -85,7 +88,8 @@ async fn run() -> ExitCode {
         args.client.describe()
     );
     println!("  metrics: http://{}/metrics", args.bind_address);
-    let serve = axum::serve(listener, ControllerManager::router()).with_graceful_shutdown(shutdown_signal());
+    let serve = axum::serve(listener, ControllerManager::router())
+        .with_graceful_shutdown(shutdown_signal());
     if let Err(error) = serve.await {
         tracing::error!(%error, "metrics server failed");
     }
