@@ -31,6 +31,12 @@ pub mod watch;
 /// `pkg/api`: what is asked of API errors, and the rules of object metadata.
 pub mod api {
     pub mod errors;
+    /// `pkg/api/resource`: quantities (a pod's requests, a node's capacity).
+    pub mod resource {
+        pub mod quantity;
+
+        pub use quantity::{Quantity, QuantityError, parse_quantity};
+    }
     /// `pkg/api/validation`.
     pub mod validation {
         pub mod objectmeta;
@@ -72,8 +78,10 @@ pub mod apis {
     pub mod meta {
         /// `pkg/apis/meta/v1`.
         pub mod v1 {
+            pub mod time;
             mod types;
 
+            pub use time::{now, now_micro};
             pub use types::{ListOptions, ResourceVersionMatch, WatchOptions};
         }
     }

@@ -7,22 +7,27 @@
 //!
 //! Without `--server` it uses your kubeconfig (or the in-cluster configuration), as
 //! `kubectl` does. With `--server http://127.0.0.1:8080` it talks plain HTTP to that address, for example to
-//! stage 5's server or a `kubectl proxy`. Stop it with Ctrl-C. `RUST_LOG=debug`
-//! shows the reflector's decisions (relists, backoffs, bookmarks).
+//! stage 5's server or a `kubectl proxy`. Stop it with Ctrl-C. It logs only warnings
+//! and errors; `RUST_LOG=info` adds the reflector's start and stop, and
+//! `RUST_LOG=debug` its decisions (relists, backoffs, bookmarks).
 //!
 //! This is client-go's controller loop without the informer: the reflector lists and
-//! watches into the queue (stage 2), and this program pops from it (stage 4 will pop
-//! into an indexer and call handlers instead).
+//! watches into the queue (stage 2), and this program pops from it into a store of
+//! its own, which the queue knows as its known objects, as an informer's indexer is
+//! (stage 4 pops into an indexer and calls handlers instead). Without known objects
+//! the queue would drop the deletion of a pod that is no longer queued.
 
-use std::convert::Infallible;
 use std::error::Error;
 use std::sync::Arc;
 use workspace_allocator as _;
 
 use k8s_openapi::api::core::v1::Pod;
 use kube::{Api, Config};
-use stage1_store::meta_namespace_key_func;
-use stage2_deltafifo::{DeltaFifo, DeltaFifoOptions, DeltaObject, Deltas, PopError};
+use stage1_store::{Cache, Store, StoreError, meta_namespace_key_func, new_store};
+use stage2_deltafifo::{
+    DeletedFinalStateUnknown, DeltaFifo, DeltaFifoOptions, DeltaObject, DeltaType,
+    Deltas, PopError,
+};
 use stage3_reflector::{KubeListerWatcher, Reflector, ReflectorOptions};
 use tokio_util::sync::CancellationToken;
 
@@ -83,12 +88,32 @@ fn describe(deltas: &Deltas<Pod>) -> Vec<String> {
         .collect()
 }
 
+/// Applies popped deltas to `store`, as an informer applies them to its indexer: the
+/// newest state of each pod, or its removal.
+fn apply(store: &Cache<Pod>, deltas: &Deltas<Pod>) -> Result<(), StoreError> {
+    for delta in &deltas.0 {
+        match (&delta.delta_type, &delta.object) {
+            (DeltaType::Deleted, DeltaObject::Object(pod))
+            | (
+                DeltaType::Deleted,
+                DeltaObject::Tombstone(DeletedFinalStateUnknown {
+                    obj: Some(pod),
+                    ..
+                }),
+            ) => store.delete(Arc::clone(pod))?,
+            (_, DeltaObject::Object(pod)) => store.update(Arc::clone(pod))?,
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn Error>> {
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| "info".into()),
+                .unwrap_or_else(|_| "warn".into()),
         )
         .init();
     let args = match parse_args() {
@@ -112,9 +137,12 @@ async fn main() -> Result<(), Box<dyn Error>> {
         None => Api::all(client),
     };
 
-    let fifo = Arc::new(DeltaFifo::new(DeltaFifoOptions::new(Arc::new(
-        meta_namespace_key_func::<Pod>,
-    ))));
+    // The pods popped so far, kept up to date by `apply`: the queue's known objects.
+    let known = Arc::new(new_store::<Pod>(Arc::new(meta_namespace_key_func::<Pod>)));
+    let fifo = Arc::new(DeltaFifo::new(
+        DeltaFifoOptions::new(Arc::new(meta_namespace_key_func::<Pod>))
+            .known_objects(known.clone()),
+    ));
     let reflector = Arc::new(Reflector::new(
         KubeListerWatcher::new(api),
         Arc::clone(&fifo),
@@ -150,14 +178,14 @@ async fn main() -> Result<(), Box<dyn Error>> {
                 for line in describe(&deltas) {
                     println!("{line}");
                 }
-                Ok::<_, Infallible>(is_in_initial_list)
+                apply(&known, &deltas).map(|()| is_in_initial_list)
             })
             .await;
         match popped {
             Ok(true) => initial += 1,
             Ok(false) => {}
             Err(PopError::Closed) => break,
-            Err(PopError::Process(never)) => match never {},
+            Err(PopError::Process(error)) => eprintln!("reflect-pods: {error}"),
         }
         if !announced && fifo.has_synced() {
             announced = true;

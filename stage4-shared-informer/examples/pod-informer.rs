@@ -2,6 +2,11 @@
 //! handlers (one printing every event, one resyncing every 10 s), and a namespaced
 //! lister query every few seconds. Stop it with Ctrl-C.
 //!
+//! The factory has a default resync period (five minutes), so its informers resync
+//! at all: on a factory built with zero, the 10 s request would be dropped. The
+//! resync handler asks for 10 s before the informer starts, which lowers the
+//! informer's check period to 10 s; the printing handler asks for none.
+//!
 //! ```text
 //! cargo run -p stage4-shared-informer --example pod-informer                      # kubeconfig
 //! cargo run -p stage4-shared-informer --example pod-informer -- --server http://127.0.0.1:8080
@@ -17,10 +22,18 @@ use workspace_allocator as _;
 use k8s_openapi::api::core::v1::Pod;
 use stage3_reflector::KubeListerWatcher;
 use stage4_shared_informer::{
-    DeletedObject, KubeSource, ResourceEventHandler, ResourceEventHandlerFuncs,
-    SharedInformerFactory, parse_label_selector,
+    DeletedObject, InformerError, KubeSource, ListerWatcherSource,
+    ResourceEventHandler, ResourceEventHandlerFuncs, SharedInformerFactory,
+    parse_label_selector,
 };
 use tokio_util::sync::CancellationToken;
+
+/// The factory's default resync period: what a handler added without a period of
+/// its own gets. Any period above zero makes the informers resync at all.
+const DEFAULT_RESYNC: Duration = Duration::from_secs(300);
+
+/// The resync period the second handler asks for.
+const RESYNC_EVERY: Duration = Duration::from_secs(10);
 
 fn key(pod: &Pod) -> String {
     format!(
@@ -67,6 +80,32 @@ impl ResourceEventHandler<Pod> for PrintEverything {
     }
 }
 
+/// The factory, with a default resync period so that its informers resync.
+fn factory<S: ListerWatcherSource>(source: S) -> SharedInformerFactory<S> {
+    SharedInformerFactory::new(source, DEFAULT_RESYNC)
+}
+
+/// Registers the two handlers on the pod informer, before the factory starts: one
+/// that prints every event and asks for no resync, and one that asks for a resync
+/// every [`RESYNC_EVERY`] and calls `on_resync` for each pod it is resynced.
+fn add_handlers<S: ListerWatcherSource>(
+    factory: &SharedInformerFactory<S>,
+    on_resync: impl Fn(&Pod) + Send + Sync + 'static,
+) -> Result<(), InformerError> {
+    let informer = factory.pods().informer();
+    informer
+        .add_event_handler_with_resync_period(PrintEverything, Duration::ZERO)?;
+    informer.add_event_handler_with_resync_period(
+        ResourceEventHandlerFuncs::<Pod>::new().update_func(move |old, new| {
+            if old.metadata.resource_version == new.metadata.resource_version {
+                on_resync(new);
+            }
+        }),
+        RESYNC_EVERY,
+    )?;
+    Ok(())
+}
+
 /// A client for informers: kube's own retry layer off, so 429 and 504 reach the
 /// Reflector.
 async fn client(
@@ -101,20 +140,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             }
         }
     }
-    let factory = SharedInformerFactory::new(
-        KubeSource::new(client(server).await?),
-        Duration::ZERO,
-    );
+    let factory = factory(KubeSource::new(client(server).await?));
+    add_handlers(&factory, |pod| println!("RESYNC {}", key(pod)))?;
     let pods = factory.pods();
-    pods.informer().add_event_handler(PrintEverything)?;
-    pods.informer().add_event_handler_with_resync_period(
-        ResourceEventHandlerFuncs::<Pod>::new().update_func(|old, new| {
-            if old.metadata.resource_version == new.metadata.resource_version {
-                println!("RESYNC {}", key(new));
-            }
-        }),
-        Duration::from_secs(10),
-    )?;
     factory.start();
     let stop = CancellationToken::new();
     println!("synced: {:?}", factory.wait_for_cache_sync(&stop).await);
@@ -133,4 +161,74 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     factory.shutdown().await;
     Ok(())
+}
+
+/// The resync behaviour of this example's factory and handlers, over stage 3's fake
+/// instead of a cluster, on a paused clock.
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use k8s_openapi::api::core::v1::Pod;
+    use stage3_reflector::FakeListerWatcher;
+    use stage4_shared_informer::FakeSource;
+    use tokio::sync::mpsc;
+    use tokio_util::sync::CancellationToken;
+
+    use super::{RESYNC_EVERY, add_handlers, factory, key};
+
+    fn pod(name: &str) -> Pod {
+        let mut pod = Pod::default();
+        pod.metadata.name = Some(name.into());
+        pod.metadata.namespace = Some("default".into());
+        pod
+    }
+
+    /// The pods resynced within `wait`, sorted.
+    async fn resynced_within(
+        rx: &mut mpsc::UnboundedReceiver<String>,
+        wait: Duration,
+    ) -> Vec<String> {
+        let deadline = tokio::time::Instant::now() + wait;
+        let mut seen = Vec::new();
+        while let Ok(Some(key)) = tokio::time::timeout_at(deadline, rx.recv()).await
+        {
+            seen.push(key);
+        }
+        seen.sort();
+        seen
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_resync_handler_is_resynced_every_10_s() {
+        let pods = FakeListerWatcher::<Pod>::new();
+        pods.add(pod("web-0")).unwrap();
+        pods.add(pod("web-1")).unwrap();
+        let source = FakeSource::new();
+        source.insert(pods);
+        let factory = factory(source);
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        add_handlers(&factory, move |pod| {
+            let _ = tx.send(key(pod));
+        })
+        .unwrap();
+        let started = tokio::time::Instant::now();
+        factory.start();
+        // A bounded wait: an informer that never syncs fails the test instead of hanging it.
+        let give_up = CancellationToken::new();
+        let synced = tokio::select! {
+            synced = factory.wait_for_cache_sync(&give_up) => synced,
+            _ = tokio::time::sleep(RESYNC_EVERY) => panic!("the informers did not sync within {RESYNC_EVERY:?}"),
+        };
+        assert!(synced.values().all(|synced| *synced), "{synced:?}");
+
+        // Nothing before the period is up, then every pod once per period.
+        let early = RESYNC_EVERY - Duration::from_secs(1) - started.elapsed();
+        assert_eq!(resynced_within(&mut rx, early).await, Vec::<String>::new());
+        let both = vec!["default/web-0".to_string(), "default/web-1".to_string()];
+        assert_eq!(resynced_within(&mut rx, Duration::from_secs(2)).await, both);
+        assert_eq!(resynced_within(&mut rx, RESYNC_EVERY).await, both);
+
+        factory.shutdown().await;
+    }
 }

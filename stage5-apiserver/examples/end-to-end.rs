@@ -4,7 +4,7 @@
 //! two handlers.
 //!
 //! ```text
-//! cargo run -p stage5-cacher --example end-to-end
+//! cargo run -p stage5-apiserver --example end-to-end
 //! ```
 //!
 //! The story: one pod exists before the informer starts (an initial-list add); then

@@ -98,6 +98,8 @@ pub mod secure_serving;
 pub mod server;
 pub mod status;
 pub mod system_namespaces;
+#[cfg(feature = "testing")]
+pub mod testing;
 
 pub use app_state::AppState;
 pub use config::{

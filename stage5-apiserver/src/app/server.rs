@@ -7,6 +7,16 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 
 use super::options::ServerRunOptions;
+
+/// Prints a line for the user, as `println!` does, except that a closed
+/// standard output (a pipe whose reader left) is not a reason to stop a server.
+#[macro_export]
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use ::std::io::Write as _;
+        let _ = ::std::writeln!(::std::io::stdout().lock(), $($arg)*);
+    }};
+}
 use crate::{RunningServer, Server, kubeconfig};
 
 /// A started server, with what a client needs to reach it.
@@ -35,7 +45,7 @@ pub async fn start(
     let server = Server::start(completed.config)
         .await
         .map_err(|error| error.to_string())?;
-    println!("{name} serving on {}", server.url());
+    say!("{name} serving on {}", server.url());
     let url = client_url(&server);
     let mut written = None;
     match &completed.generated_ca_pem {
@@ -47,12 +57,9 @@ pub async fn start(
             let token = completed.token.as_deref();
             match kubeconfig::write_kubeconfig(&path, &url, ca_pem, token) {
                 Ok(ca_file) => {
-                    println!("  kubeconfig: {}", path.display());
-                    println!(
-                        "  kubectl --kubeconfig {} get pods -A",
-                        path.display()
-                    );
-                    println!(
+                    say!("  kubeconfig: {}", path.display());
+                    say!("  kubectl --kubeconfig {} get pods -A", path.display());
+                    say!(
                         "  watch-fanout --server {url} --certificate-authority {}",
                         ca_file.display()
                     );
@@ -67,7 +74,7 @@ pub async fn start(
                 }
             }
         }
-        None => println!("  kubectl --server {} get pods -A", server.url()),
+        None => say!("  kubectl --server {} get pods -A", server.url()),
     }
     Ok(StartedServer {
         server,

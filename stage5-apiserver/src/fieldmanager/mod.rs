@@ -386,18 +386,7 @@ pub fn apply(
     obj.types = Some(info.type_meta());
     // Go's `omitempty`: a map or list of the metadata pruned to nothing is gone.
     let meta = &mut obj.metadata;
-    if meta.labels.as_ref().is_some_and(|m| m.is_empty()) {
-        meta.labels = None;
-    }
-    if meta.annotations.as_ref().is_some_and(|m| m.is_empty()) {
-        meta.annotations = None;
-    }
-    if meta.finalizers.as_ref().is_some_and(|l| l.is_empty()) {
-        meta.finalizers = None;
-    }
-    if meta.owner_references.as_ref().is_some_and(|l| l.is_empty()) {
-        meta.owner_references = None;
-    }
+    crate::registry::rest::omit_empty_metadata(meta);
     meta.managed_fields = managed_fields::encode(&managed);
     Ok(obj)
 }

@@ -48,6 +48,7 @@ pub(crate) async fn create(
         .filter(|g| !g.is_empty() && obj.name().is_empty());
     rest::fill_object_meta_system_fields(&mut obj);
     resource.strategy.prepare_for_create(&mut obj);
+    rest::omit_empty_metadata(&mut obj.metadata);
     let attempts = if generate.is_some() {
         GENERATE_NAME_ATTEMPTS
     } else {

@@ -395,6 +395,7 @@ pub(crate) fn finish_update(
     next.metadata.deletion_grace_period_seconds =
         current.metadata.deletion_grace_period_seconds;
     crate::registry::strategy_for(info).prepare_for_update(&mut next, current);
+    crate::registry::rest::omit_empty_metadata(&mut next.metadata);
     crate::registry::rest::validate_update(info, &next, current)
         .map_err(|error| rejected.reject(error))?;
     next.metadata.resource_version = None;

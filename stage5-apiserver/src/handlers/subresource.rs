@@ -14,6 +14,7 @@
 use apimachinery::labels::selector_string;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde_json::{Value, json};
 use stage5_storage::{Object, ResourceInfo, object_key};
 
@@ -117,16 +118,29 @@ fn apply_view(
 ) -> Result<Object, ApiError> {
     let mut next = current.clone();
     match sub {
-        Subresource::Status => match view.get("status") {
-            Some(status) if !status.is_null() => {
-                next.data["status"] = status.clone()
-            }
-            _ => {
-                if let Some(data) = next.data.as_object_mut() {
-                    data.remove("status");
+        Subresource::Status => {
+            match view.get("status") {
+                Some(status) if !status.is_null() => {
+                    next.data["status"] = status.clone()
+                }
+                _ => {
+                    if let Some(data) = next.data.as_object_mut() {
+                        data.remove("status");
+                    }
                 }
             }
-        },
+            // Upstream decodes the whole object first: bad metadata is a 400.
+            let written: ObjectMeta = match view.get("metadata") {
+                None | Some(Value::Null) => ObjectMeta::default(),
+                Some(metadata) => {
+                    serde_json::from_value(metadata.clone()).map_err(|error| {
+                        ApiError::bad_request(format!("metadata: {error}"))
+                    })?
+                }
+            };
+            strategy_for(info).prepare_for_status_update(&mut next, &written);
+            crate::registry::rest::omit_empty_metadata(&mut next.metadata);
+        }
         Subresource::Scale => {
             let replicas = &view["spec"]["replicas"];
             let Some(count) = replicas.as_i64().filter(|n| *n >= 0) else {

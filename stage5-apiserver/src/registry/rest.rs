@@ -28,7 +28,7 @@ use apimachinery::api::validation::objectmeta::{
 use apimachinery::util::managedfields::typeconverter;
 use apimachinery::util::strategicpatch::{StructMeta, meta as patch_meta};
 use apimachinery::util::validation::field::{ErrorList, FieldError};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{StatusCause, Time};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, StatusCause};
 use rand::RngExt as _;
 use schemars::{Schema as SchemaObject, SchemaGenerator};
 use serde_json::{Value, json};
@@ -60,6 +60,15 @@ pub trait Strategy: Send + Sync {
             keep_status(next, current);
         }
         next.metadata.generation = next_generation(next, current, false);
+    }
+
+    /// Mirrors the status strategy's `PrepareForUpdate` for the metadata: what
+    /// a write to `…/status` carries over besides the status. Most status
+    /// strategies reset only the spec, so labels and annotations change with
+    /// the write; the rest of the metadata is the server's.
+    fn prepare_for_status_update(&self, next: &mut Object, written: &ObjectMeta) {
+        next.metadata.labels = written.labels.clone();
+        next.metadata.annotations = written.annotations.clone();
     }
 
     /// Mirrors the `ValidateNameFunc` the kind's `ValidateObjectMeta` uses.
@@ -152,6 +161,24 @@ pub trait Strategy: Send + Sync {
     }
 }
 // ANCHOR_END: strategy
+
+/// Go's `omitempty` on `ObjectMeta`'s maps and lists: labels, annotations,
+/// finalizers or owner references emptied (a patch that removed the last one)
+/// are left out of the stored object, as a Go server's encoding leaves them.
+pub fn omit_empty_metadata(meta: &mut ObjectMeta) {
+    if meta.labels.as_ref().is_some_and(|m| m.is_empty()) {
+        meta.labels = None;
+    }
+    if meta.annotations.as_ref().is_some_and(|m| m.is_empty()) {
+        meta.annotations = None;
+    }
+    if meta.finalizers.as_ref().is_some_and(|l| l.is_empty()) {
+        meta.finalizers = None;
+    }
+    if meta.owner_references.as_ref().is_some_and(|l| l.is_empty()) {
+        meta.owner_references = None;
+    }
+}
 
 /// A kind with no rules of its own: every [`Strategy`] default.
 #[derive(Debug)]
@@ -271,13 +298,7 @@ pub fn new_uid() -> String {
     )
 }
 
-/// Now, truncated to seconds as `metav1.Now()` serializes.
-pub fn now() -> Time {
-    let now = k8s_openapi::jiff::Timestamp::now();
-    let secs =
-        k8s_openapi::jiff::Timestamp::from_second(now.as_second()).unwrap_or(now);
-    Time(secs)
-}
+pub use apimachinery::apis::meta::v1::now;
 
 #[cfg(test)]
 mod tests {

@@ -486,12 +486,18 @@ async fn scale_and_status_subresources_through_kube_client() {
     let stored = deployments.get("web").await.expect("get");
     assert_eq!(stored.spec.replicas, Some(4));
 
-    // Status: only `.status` changes, whatever else the patch says.
+    // Status: the spec and (for a Deployment, `deploymentStatusStrategy`) the
+    // labels stay whatever the patch says; the status and the annotations
+    // change, as the Deployment controller writes its revision annotation.
     let patched = deployments
         .patch_status(
             "web",
             &PatchParams::default(),
             &Patch::Merge(json!({
+                "metadata": {
+                    "labels": {"tier": "front"},
+                    "annotations": {"deployment.kubernetes.io/revision": "1"},
+                },
                 "spec": {"replicas": 9},
                 "status": {"replicas": 4, "readyReplicas": 3},
             })),
@@ -503,6 +509,18 @@ async fn scale_and_status_subresources_through_kube_client() {
         Some(3)
     );
     assert_eq!(patched.spec.replicas, Some(4));
+    assert_eq!(patched.metadata.labels, None);
+    assert_eq!(
+        patched.metadata.annotations,
+        Some(
+            [(
+                "deployment.kubernetes.io/revision".to_string(),
+                "1".to_string()
+            )]
+            .into()
+        )
+    );
+    assert_eq!(patched.metadata.generation, stored.metadata.generation);
     let negative = deployments
         .patch_scale(
             "web",
@@ -651,6 +669,57 @@ async fn a_protobuf_bodied_create_stores_what_a_json_create_stores() {
         "{}",
         status.message
     );
+    server.shutdown().await;
+}
+
+/// Go's `omitempty`: a strategic merge patch that deletes the last owner
+/// reference (as the garbage collector orphans a dependent) leaves no
+/// `ownerReferences` at all, and a merge patch that removes the last label
+/// leaves no `labels`, as kube-apiserver's encoding leaves them out.
+#[tokio::test]
+async fn emptied_metadata_lists_and_maps_are_left_out() {
+    let server = Server::start(ServerConfig::for_tests())
+        .await
+        .expect("start");
+    let maps: Api<ConfigMap> = Api::namespaced(client(&server), "default");
+    let map: ConfigMap = serde_json::from_value(json!({
+        "metadata": {
+            "name": "dependent",
+            "labels": {"app": "web"},
+            "ownerReferences": [{
+                "apiVersion": "v1", "kind": "ConfigMap", "name": "owner",
+                "uid": "6f1a1b0e-0000-4000-8000-000000000001",
+            }],
+        },
+    }))
+    .expect("a config map");
+    maps.create(&PostParams::default(), &map)
+        .await
+        .expect("create");
+    let orphaned = maps
+        .patch(
+            "dependent",
+            &PatchParams::default(),
+            &Patch::Strategic(json!({"metadata": {"ownerReferences": [
+                {"$patch": "delete", "uid": "6f1a1b0e-0000-4000-8000-000000000001"},
+            ]}})),
+        )
+        .await
+        .expect("strategic patch");
+    assert_eq!(orphaned.metadata.owner_references, None);
+    let unlabelled = maps
+        .patch(
+            "dependent",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"metadata": {"labels": {"app": null}}})),
+        )
+        .await
+        .expect("merge patch");
+    assert_eq!(unlabelled.metadata.labels, None);
+    let raw: serde_json::Value =
+        serde_json::to_value(maps.get("dependent").await.expect("get"))
+            .expect("json");
+    assert!(raw["metadata"].get("ownerReferences").is_none(), "{raw}");
     server.shutdown().await;
 }
 

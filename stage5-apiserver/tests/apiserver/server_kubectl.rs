@@ -11,194 +11,23 @@
 //! `CI=true` it fails. Every wait is bounded; the watching kubectl is killed once it
 //! printed the change.
 
-use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::Duration;
+use std::path::Path;
 
 use serde_json::Value;
+pub(super) use stage5_apiserver::testing::{
+    Kubectl, WAIT, Watching, kubectl_or_skip, output_in_time,
+};
 use stage5_apiserver::{RunningServer, Server, ServerConfig};
-use tokio::sync::mpsc;
-use tokio::time::timeout;
-
-pub(super) const WAIT: Duration = Duration::from_secs(60);
-
-/// Runs `command` (a kubectl invocation) off the runtime and answers its output,
-/// failing the test if it takes longer than [`WAIT`].
-pub(super) async fn output_in_time(
-    mut command: std::process::Command,
-) -> std::process::Output {
-    timeout(WAIT, tokio::task::spawn_blocking(move || command.output()))
-        .await
-        .expect("kubectl in time")
-        .expect("join")
-        .expect("kubectl runs")
-}
-
-/// kubectl on PATH or at /usr/bin/kubectl, or `None` after saying why the test is
-/// skipped (a failure with `CI=true`).
-pub(super) fn kubectl_or_skip(test: &str) -> Option<PathBuf> {
-    let candidates = std::env::var_os("PATH")
-        .map(|paths| {
-            std::env::split_paths(&paths)
-                .map(|p| p.join("kubectl"))
-                .collect::<Vec<_>>()
-        })
-        .unwrap_or_default();
-    let found = candidates
-        .into_iter()
-        .chain([PathBuf::from("/usr/bin/kubectl")])
-        .find(|p| p.is_file());
-    if found.is_none() {
-        let ci = std::env::var("CI").is_ok_and(|v| v == "true");
-        assert!(
-            !ci,
-            "{test}: kubectl is not on PATH and CI=true: install kubectl"
-        );
-        eprintln!(
-            "\n**********\n SKIPPED {test}: kubectl is not on PATH\n**********\n"
-        );
-    }
-    found
-}
 
 /// The real kubectl against a fresh server on the embedded store, or `None`
 /// when kubectl is missing (the test skips; with `CI=true` it fails).
-pub(super) async fn kubectl_and_server(
-    test: &str,
-) -> Option<(RunningServer, Kubectl)> {
+pub async fn kubectl_and_server(test: &str) -> Option<(RunningServer, Kubectl)> {
     let bin = kubectl_or_skip(test)?;
     let server = Server::start(ServerConfig::for_tests())
         .await
         .expect("start");
     let kubectl = Kubectl::new(bin, &server);
     Some((server, kubectl))
-}
-
-pub(super) struct Kubectl {
-    bin: PathBuf,
-    server: String,
-    dir: tempfile::TempDir,
-}
-
-pub(super) struct Output {
-    pub(super) ok: bool,
-    pub(super) stdout: String,
-    pub(super) stderr: String,
-}
-
-impl Kubectl {
-    pub(super) fn new(bin: PathBuf, server: &RunningServer) -> Self {
-        let dir = tempfile::tempdir().expect("tempdir");
-        std::fs::write(dir.path().join("kubeconfig"), "").expect("empty kubeconfig");
-        Kubectl {
-            bin,
-            server: server.url(),
-            dir,
-        }
-    }
-
-    pub(super) fn command(&self, args: &[&str]) -> Command {
-        let mut command = Command::new(&self.bin);
-        command
-            .env("KUBECONFIG", self.dir.path().join("kubeconfig"))
-            .env_remove("KUBERNETES_SERVICE_HOST")
-            .arg("--server")
-            .arg(&self.server)
-            .arg("--cache-dir")
-            .arg(self.dir.path().join("cache"))
-            .arg("--request-timeout=20s")
-            .args(args)
-            .stdin(Stdio::null());
-        command
-    }
-
-    pub(super) async fn run(&self, args: &[&str]) -> Output {
-        let output = output_in_time(self.command(args)).await;
-        let out = Output {
-            ok: output.status.success(),
-            stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-        };
-        eprintln!("$ kubectl {}\n{}{}", args.join(" "), out.stdout, out.stderr);
-        out
-    }
-
-    pub(super) async fn ok(&self, args: &[&str]) -> String {
-        let out = self.run(args).await;
-        assert!(
-            out.ok,
-            "kubectl {args:?} failed:\n{}{}",
-            out.stdout, out.stderr
-        );
-        out.stdout
-    }
-
-    pub(super) fn path(&self, name: &str) -> PathBuf {
-        self.dir.path().join(name)
-    }
-}
-
-/// A kubectl that keeps printing (`get -w`), read line by line; it is killed when
-/// [`Watching::stop`] is called or the test ends.
-pub(super) struct Watching {
-    child: Option<std::process::Child>,
-    lines: mpsc::UnboundedReceiver<String>,
-    reader: Option<std::thread::JoinHandle<()>>,
-}
-
-impl Watching {
-    /// Starts `kubectl ARGS` with its output read on a thread of its own.
-    pub(super) fn start(kubectl: &Kubectl, args: &[&str]) -> Watching {
-        let mut child = kubectl
-            .command(args)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("kubectl starts");
-        let stdout = child.stdout.take().expect("stdout");
-        let (tx, lines) = mpsc::unbounded_channel::<String>();
-        let reader = std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                eprintln!("kubectl -w: {line}");
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        Watching {
-            child: Some(child),
-            lines,
-            reader: Some(reader),
-        }
-    }
-
-    /// The next line it prints, within [`WAIT`].
-    pub(super) async fn next_line(&mut self) -> String {
-        timeout(WAIT, self.lines.recv())
-            .await
-            .expect("kubectl prints in time")
-            .expect("kubectl still runs")
-    }
-
-    /// Kills it and waits for it and its reader.
-    pub(super) async fn stop(mut self) {
-        if let Some(mut child) = self.child.take() {
-            let _ = child.kill();
-            let _ = tokio::task::spawn_blocking(move || child.wait()).await;
-        }
-        if let Some(reader) = self.reader.take() {
-            let _ = tokio::task::spawn_blocking(move || reader.join()).await;
-        }
-    }
-}
-
-impl Drop for Watching {
-    fn drop(&mut self) {
-        if let Some(child) = self.child.as_mut() {
-            let _ = child.kill();
-        }
-    }
 }
 
 pub(super) fn write(path: &Path, text: &str) {

@@ -10,10 +10,10 @@ use kube::config::{KubeConfigOptions, Kubeconfig};
 /// The connection flags.
 #[derive(Clone, Debug, Args)]
 pub struct ClientOptions {
-    /// The API server's URL (`--master`); overrides the kubeconfig's server.
-    /// Without either flag: `http://127.0.0.1:8080`, where `mini-apiserver`
-    /// serves by default.
-    #[arg(long, value_name = "URL")]
+    /// The API server's URL (`--master`, or kubectl's `--server`); overrides
+    /// the kubeconfig's server. Without it or `--kubeconfig`:
+    /// `http://127.0.0.1:8080`, where `mini-apiserver` serves by default.
+    #[arg(long, visible_alias = "server", value_name = "URL")]
     pub master: Option<String>,
     /// A kubeconfig file, such as the one `mini-apiserver --secure` writes
     /// (`--kubeconfig`).
@@ -37,7 +37,9 @@ impl ClientOptions {
 
 /// Mirrors `BuildConfigFromFlags`: the kubeconfig's cluster and user (its
 /// current context), with `--master` overriding the server; neither flag:
-/// [`DEFAULT_MASTER`] without credentials.
+/// [`DEFAULT_MASTER`] without credentials. kube's own retries are off, as
+/// stage 3's `KubeListerWatcher::client` turns them off, so that 429 and 504
+/// reach the informers' and the queues' backoff.
 pub async fn client_for(options: &ClientOptions) -> Result<kube::Client, String> {
     let mut config = match &options.kubeconfig {
         Some(path) => {
@@ -64,6 +66,51 @@ pub async fn client_for(options: &ClientOptions) -> Result<kube::Client, String>
             .parse()
             .map_err(|error| format!("--master {master:?} is not a URL: {error}"))?;
     }
+    config.default_retry = false;
+    kube::Client::try_from(config)
+        .map_err(|error| format!("cannot build a client: {error}"))
+}
+
+/// A client for components that run in the API server's own process
+/// (`mini-cluster`): the server's URL, its generated CA when it made one, and
+/// the first token of its `--token-file`. With a certificate of the user's own
+/// (`--tls-cert-file`) the CA is unknown here, so the in-process client skips
+/// verification: it talks to its own process over the address it bound.
+pub async fn in_process_client(
+    started: &stage5_apiserver::app::server::StartedServer,
+) -> Result<kube::Client, String> {
+    let mut config = match &started.ca_pem {
+        Some(ca_pem) => {
+            let yaml = stage5_apiserver::kubeconfig::kubeconfig_yaml(
+                &started.url,
+                ca_pem,
+                started.token.as_deref(),
+            );
+            let kubeconfig = Kubeconfig::from_yaml(&yaml).map_err(|error| {
+                format!("cannot read the generated kubeconfig: {error}")
+            })?;
+            kube::Config::from_custom_kubeconfig(
+                kubeconfig,
+                &KubeConfigOptions::default(),
+            )
+            .await
+            .map_err(|error| {
+                format!("cannot use the generated kubeconfig: {error}")
+            })?
+        }
+        None => {
+            let mut config =
+                kube::Config::new(started.url.parse().map_err(|error| {
+                    format!("bad server URL {}: {error}", started.url)
+                })?);
+            config.accept_invalid_certs = started.url.starts_with("https");
+            if let Some(token) = &started.token {
+                config.auth_info.token = Some(token.clone().into());
+            }
+            config
+        }
+    };
+    config.default_retry = false;
     kube::Client::try_from(config)
         .map_err(|error| format!("cannot build a client: {error}"))
 }

@@ -35,9 +35,11 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use super::options::{
-    ControllerManagerOptions, GARBAGE_COLLECTOR_CONTROLLER, REPLICASET_CONTROLLER,
+    ControllerManagerOptions, DEPLOYMENT_CONTROLLER, GARBAGE_COLLECTOR_CONTROLLER,
+    REPLICASET_CONTROLLER,
 };
 use crate::controller::{Controller, Reconcile, SyncError};
+use crate::deployment::deployment_controller::DeploymentController;
 use crate::garbagecollector::GarbageCollector;
 use crate::replicaset::replica_set::ReplicaSetController;
 use crate::workqueue::{PrometheusMetricsProvider, set_provider};
@@ -50,6 +52,8 @@ pub struct ControllerManager {
     started: Vec<&'static str>,
     /// The ReplicaSet controller, when it runs.
     pub replica_sets: Option<Arc<ReplicaSetController>>,
+    /// The Deployment controller, when it runs.
+    pub deployments: Option<Arc<DeploymentController>>,
     /// The garbage collector, when it runs.
     pub garbage_collector: Option<Arc<GarbageCollector>>,
 }
@@ -105,6 +109,7 @@ impl ControllerManager {
             tasks: TaskTracker::new(),
             started: Vec::new(),
             replica_sets: None,
+            deployments: None,
             garbage_collector: None,
         };
         if options.is_enabled(REPLICASET_CONTROLLER) {
@@ -115,6 +120,16 @@ impl ControllerManager {
                 REPLICASET_CONTROLLER,
                 runner,
                 options.concurrent_replicaset_syncs,
+            );
+        }
+        if options.is_enabled(DEPLOYMENT_CONTROLLER) {
+            let (controller, runner) =
+                DeploymentController::new(client.clone(), &manager.factory)?;
+            manager.deployments = Some(controller);
+            manager.run(
+                DEPLOYMENT_CONTROLLER,
+                runner,
+                options.concurrent_deployment_syncs,
             );
         }
         if options.is_enabled(GARBAGE_COLLECTOR_CONTROLLER) {

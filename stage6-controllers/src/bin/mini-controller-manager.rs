@@ -20,8 +20,10 @@ use workspace_allocator as _;
 
 use clap::Parser;
 use stage5_apiserver::app::server::shutdown_signal;
+use stage5_apiserver::say;
 use stage6_controllers::app::client::{ClientOptions, client_for};
 use stage6_controllers::app::controllermanager::ControllerManager;
+use stage6_controllers::app::logs;
 use stage6_controllers::app::options::ControllerManagerOptions;
 
 /// Kubernetes' ReplicaSet, Deployment and garbage-collector controllers over
@@ -55,9 +57,7 @@ fn main() -> ExitCode {
 
 async fn run() -> ExitCode {
     let args = Args::parse();
-    let filter = tracing_subscriber::EnvFilter::try_new(&args.log)
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    tracing_subscriber::fmt().with_env_filter(filter).init();
+    logs::init(&args.log);
     let client = match client_for(&args.client).await {
         Ok(client) => client,
         Err(error) => {
@@ -82,12 +82,12 @@ async fn run() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    println!(
+    say!(
         "mini-controller-manager running {} against {}",
         manager.started().join(", "),
         args.client.describe()
     );
-    println!("  metrics: http://{}/metrics", args.bind_address);
+    say!("  metrics: http://{}/metrics", args.bind_address);
     let serve = axum::serve(listener, ControllerManager::router())
         .with_graceful_shutdown(shutdown_signal());
     if let Err(error) = serve.await {

@@ -264,6 +264,9 @@ struct State<T> {
     shutting_down: bool,
     /// Mirrors `drain`: `shut_down_with_drain` waits while this holds.
     drain: bool,
+    /// The workers registered to be woken in `get` (Go's `cond` knows its
+    /// waiters; here an `add` with nobody waiting skips the wake-up).
+    waiters: usize,
     /// Mirrors `metrics` (Go's `defaultQueueMetrics` expects the caller to hold
     /// the lock, as here).
     metrics: QueueMetrics<T>,
@@ -314,6 +317,21 @@ impl<T> Shared<T> {
 impl<T> Drop for Shared<T> {
     fn drop(&mut self) {
         self.stop_unfinished_work_loop();
+    }
+}
+
+/// A `get` counted among the waiters: dropping it (the future cancelled while
+/// it waits) takes it out of the count.
+struct Waiting<'a, T> {
+    shared: &'a Shared<T>,
+    counted: bool,
+}
+
+impl<T> Drop for Waiting<'_, T> {
+    fn drop(&mut self) {
+        if self.counted {
+            self.shared.state.lock().waiters -= 1;
+        }
     }
 }
 
@@ -396,6 +414,7 @@ impl<T: Item> Queue<T> {
                 processing: 0,
                 shutting_down: false,
                 drain: false,
+                waiters: 0,
                 metrics,
             }),
             item_ready: Notify::new(),
@@ -449,8 +468,11 @@ impl<T: Item> Queue<T> {
                 new.insert(ItemState::Waiting);
                 state.metrics.add(&item);
                 state.queue.push(item);
+                let wake = state.waiters > 0;
                 drop(guard);
-                self.shared.item_ready.notify_one();
+                if wake {
+                    self.shared.item_ready.notify_one();
+                }
             }
         }
         // ANCHOR_END: ex6-queue-add
@@ -479,10 +501,22 @@ impl<T: Item> Queue<T> {
     /// Cancel-safe: dropping the future before it completes takes nothing out of
     /// the queue.
     pub async fn get(&self) -> Option<T> {
+        // The common case, an item waiting: no wake-up to register.
+        if let Some(item) = self.shared.state.lock().pop_for_processing() {
+            return Some(item);
+        }
+        let mut waiting = Waiting {
+            shared: &self.shared,
+            counted: false,
+        };
         loop {
             let mut notified = pin!(self.shared.item_ready.notified());
             {
                 let mut state = self.shared.state.lock();
+                if waiting.counted {
+                    state.waiters -= 1;
+                    waiting.counted = false;
+                }
                 if let Some(item) = state.pop_for_processing() {
                     return Some(item);
                 }
@@ -490,8 +524,11 @@ impl<T: Item> Queue<T> {
                     return None;
                 }
                 // Registered before the lock is released: an `add` after this
-                // point wakes this worker (or another waiting one).
+                // point sees the count and wakes this worker (or another
+                // waiting one).
                 notified.as_mut().enable();
+                state.waiters += 1;
+                waiting.counted = true;
             }
             notified.await;
         }
@@ -528,8 +565,9 @@ impl<T: Item> Queue<T> {
         state.processing -= 1;
         // Only a draining shut-down waits for this.
         let drained = state.processing == 0 && state.drain;
+        let wake = requeued && state.waiters > 0;
         drop(guard);
-        if requeued {
+        if wake {
             self.shared.item_ready.notify_one();
         }
         if drained {
@@ -728,6 +766,38 @@ mod tests {
         .await
         .expect("the consumers finish");
         assert_eq!(queue.len(), 0, "the queue should be empty");
+    }
+
+    /// A worker that stops waiting (its `get` dropped) leaves the waiter count,
+    /// and workers that wait are each woken by an add.
+    #[tokio::test(start_paused = true)]
+    async fn a_cancelled_get_is_no_longer_a_waiter() {
+        use std::future::Future as _;
+        use std::task::Context;
+        let q: Queue<&str> = Queue::new();
+        let mut waiting = Box::pin(q.get());
+        let waker = futures::task::noop_waker();
+        assert!(
+            waiting
+                .as_mut()
+                .poll(&mut Context::from_waker(&waker))
+                .is_pending()
+        );
+        assert_eq!(q.shared.state.lock().waiters, 1);
+        drop(waiting);
+        assert_eq!(q.shared.state.lock().waiters, 0);
+
+        let (a, b) = (q.clone(), q.clone());
+        let first = tokio::spawn(async move { a.get().await });
+        let second = tokio::spawn(async move { b.get().await });
+        tokio::task::yield_now().await;
+        assert_eq!(q.shared.state.lock().waiters, 2);
+        q.add("x");
+        q.add("y");
+        let mut got = [first.await.expect("worker"), second.await.expect("worker")];
+        got.sort();
+        assert_eq!(got, [Some("x"), Some("y")]);
+        assert_eq!(q.shared.state.lock().waiters, 0);
     }
 
     /// client-go's `traceQueue`: a FIFO that records which items were touched.

@@ -12,7 +12,7 @@ use stage6_controllers::app::options::{
     GARBAGE_COLLECTOR_CONTROLLER, REPLICASET_CONTROLLER,
 };
 
-use crate::support::{Cluster, replica_set, wait_until};
+use crate::common::{Cluster, replica_set, wait_until};
 
 fn config_map(name: &str, owners: Vec<OwnerReference>) -> ConfigMap {
     ConfigMap {

@@ -10,7 +10,7 @@ use stage6_controllers::app::options::{
     GARBAGE_COLLECTOR_CONTROLLER, REPLICASET_CONTROLLER,
 };
 
-use crate::support::{Cluster, replica_set, wait_until};
+use crate::common::{Cluster, replica_set, wait_until};
 
 /// The pods whose controller is the ReplicaSet `uid`.
 fn controlled_by(

@@ -5,6 +5,7 @@
 
 use apimachinery::util::managedfields::typeconverter;
 use apimachinery::util::strategicpatch::{StructMeta, meta as patch_meta};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde_json::{Value, json};
 use stage5_storage::Object;
 use structured_merge_diff::schema::Schema;
@@ -43,6 +44,13 @@ impl Strategy for DeploymentStrategy {
     fn prepare_for_update(&self, next: &mut Object, current: &Object) {
         keep_status(next, current);
         next.metadata.generation = next_generation(next, current, true);
+    }
+
+    /// Mirrors `deploymentStatusStrategy.PrepareForUpdate`: the labels stay
+    /// (and the spec); the annotations change, as the Deployment controller
+    /// writes the revision annotation with the status.
+    fn prepare_for_status_update(&self, next: &mut Object, written: &ObjectMeta) {
+        next.metadata.annotations = written.annotations.clone();
     }
 
     fn has_status_subresource(&self) -> bool {
