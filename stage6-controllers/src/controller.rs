@@ -27,6 +27,7 @@ use tokio_util::task::TaskTracker;
 
 use crate::workqueue::RateLimitingQueue;
 
+// ANCHOR: reconcile
 /// Why a sync failed (any error; the loop only logs it and requeues).
 pub type SyncError = Box<dyn std::error::Error + Send + Sync + 'static>;
 
@@ -58,6 +59,7 @@ pub trait Reconcile: Send + Sync + 'static {
     /// Mirrors `syncHandler(ctx, key)`.
     fn sync(&self, key: &str) -> BoxFuture<'_, Result<SyncResult, SyncError>>;
 }
+// ANCHOR_END: reconcile
 
 // ANCHOR: controller
 /// One controller's queue and workers.
@@ -126,7 +128,10 @@ impl<R: Reconcile> Controller<R> {
         shutdown: CancellationToken,
     ) {
         if !caches_synced.await {
-            tracing::warn!(controller = %self.name, "caches did not sync; not starting");
+            tracing::warn!(
+                controller = %self.name,
+                "caches did not sync; not starting"
+            );
             return;
         }
         tracing::info!(controller = %self.name, workers, "starting workers");
@@ -178,10 +183,16 @@ impl<R: Reconcile> Controller<R> {
                 let key = key.to_string();
                 let retries = self.queue.num_requeues(&key);
                 if self.max_retries.is_some_and(|max| retries >= max) {
-                    tracing::warn!(controller = %self.name, %key, %error, retries, "dropping the key after too many failures");
+                    tracing::warn!(
+                        controller = %self.name, %key, %error, retries,
+                        "dropping the key after too many failures"
+                    );
                     self.queue.forget(&key);
                 } else {
-                    tracing::info!(controller = %self.name, %key, %error, "sync failed; requeued");
+                    tracing::info!(
+                        controller = %self.name, %key, %error,
+                        "sync failed; requeued"
+                    );
                     self.queue.add_rate_limited(key);
                 }
             }

@@ -118,6 +118,7 @@ where
     }
     // ANCHOR_END: claim
 
+    // ANCHOR: claim_object
     /// Mirrors `ClaimObject` for one object: whether it is ours afterwards.
     async fn claim_object(&self, object: &K) -> Result<bool, kube::Error> {
         let meta = object.meta();
@@ -155,7 +156,9 @@ where
             Err(error) => Err(error),
         }
     }
+    // ANCHOR_END: claim_object
 
+    // ANCHOR: adopt_release
     /// Mirrors `AdoptPod` / `AdoptReplicaSet`: a strategic merge patch that adds
     /// the controller reference, with the object's uid as a precondition.
     async fn adopt(&self, object: &K) -> Result<(), kube::Error> {
@@ -185,6 +188,7 @@ where
             other => other,
         }
     }
+    // ANCHOR_END: adopt_release
 
     async fn patch(
         &self,

@@ -39,6 +39,7 @@ pub const SLOW_START_INITIAL_BATCH_SIZE: usize = 1;
 /// creates or deletes in one sync.
 pub const BURST_REPLICAS: usize = 500;
 
+// ANCHOR: expectation
 /// One controller's expectations: mirrors `ControlleeExpectations`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Expectation {
@@ -56,6 +57,7 @@ impl Expectation {
         self.add <= 0 && self.del <= 0
     }
 }
+// ANCHOR_END: expectation
 
 // ANCHOR: controller_expectations
 /// Mirrors `ControllerExpectations`: per controller key, how many creations and
@@ -76,6 +78,7 @@ impl ControllerExpectations {
     /// Mirrors `SatisfiedExpectations`: whether the controller `key` may act
     /// again: it has no expectations, they are fulfilled, or they expired.
     pub fn satisfied_expectations(&self, key: &str) -> bool {
+        // ANCHOR: ex6-expectations
         match self.expectations.lock().get(key) {
             None => true,
             Some(expectation) => {
@@ -83,6 +86,7 @@ impl ControllerExpectations {
                     || expectation.timestamp.elapsed() > EXPECTATIONS_TIMEOUT
             }
         }
+        // ANCHOR_END: ex6-expectations
     }
     // ANCHOR_END: satisfied_expectations
 
@@ -180,6 +184,7 @@ impl UidTrackingControllerExpectations {
         self.expectations.lower_expectations(key, add, del);
     }
 
+    // ANCHOR: uid_deletions
     /// Mirrors `ExpectDeletions`: the deletions of these pods' keys.
     pub fn expect_deletions(&self, key: &str, deleted_keys: &[String]) {
         self.uids
@@ -198,6 +203,7 @@ impl UidTrackingControllerExpectations {
             self.expectations.deletion_observed(key);
         }
     }
+    // ANCHOR_END: uid_deletions
 
     /// Mirrors `DeleteExpectations`.
     pub fn delete_expectations(&self, key: &str) {
@@ -554,38 +560,108 @@ mod tests {
         })
     }
 
-    /// controller_utils_test.go's `TestControllerExpectations`: expectations
-    /// are met as the observations arrive, and expire.
-    #[tokio::test(start_paused = true)]
-    async fn test_controller_expectations() {
-        let e = ControllerExpectations::new();
-        assert!(e.satisfied_expectations("ns/rs"), "no expectations");
-        e.expect_creations("ns/rs", 2);
-        assert!(!e.satisfied_expectations("ns/rs"));
-        e.creation_observed("ns/rs");
-        assert!(!e.satisfied_expectations("ns/rs"));
-        e.creation_observed("ns/rs");
-        assert!(e.satisfied_expectations("ns/rs"));
-        e.expect_deletions("ns/rs", 1);
-        assert!(!e.satisfied_expectations("ns/rs"));
-        tokio::time::advance(EXPECTATIONS_TIMEOUT + Duration::from_secs(1)).await;
-        assert!(e.satisfied_expectations("ns/rs"), "expired");
-        e.delete_expectations("ns/rs");
-        assert_eq!(e.get("ns/rs"), None);
-    }
+    /// The tests of `satisfied_expectations` (exercise `ex6-expectations`).
+    mod ex6_expectations {
+        use super::*;
 
-    /// controller_utils_test.go's `TestUIDExpectations`: a pod's deletion is
-    /// counted once, however often it is observed.
-    #[tokio::test(start_paused = true)]
-    async fn test_uid_expectations() {
-        let e = UidTrackingControllerExpectations::new();
-        e.expect_deletions("ns/rs", &["ns/a".into(), "ns/b".into()]);
-        e.deletion_observed("ns/rs", "ns/a");
-        e.deletion_observed("ns/rs", "ns/a");
-        assert_eq!(e.get("ns/rs"), Some((0, 1)));
-        assert!(!e.satisfied_expectations("ns/rs"));
-        e.deletion_observed("ns/rs", "ns/b");
-        assert!(e.satisfied_expectations("ns/rs"));
+        /// controller_utils_test.go's `TestControllerExpectations`: with 10
+        /// creations and 30 deletions expected, 11 observed creations are not
+        /// enough; 31 observed deletions too surpass the expectations, which
+        /// are then met. New expectations are not met until they expire.
+        #[tokio::test(start_paused = true)]
+        async fn test_controller_expectations() {
+            let e = Arc::new(ControllerExpectations::new());
+            let key = "ns/rc";
+            e.set_expectations(key, 10, 30);
+            let observe = |deletion: bool, times: usize| {
+                let tasks: Vec<_> = (0..times)
+                    .map(|_| {
+                        let e = Arc::clone(&e);
+                        tokio::spawn(async move {
+                            if deletion {
+                                e.deletion_observed(key);
+                            } else {
+                                e.creation_observed(key);
+                            }
+                        })
+                    })
+                    .collect();
+                futures::future::join_all(tasks)
+            };
+            for done in observe(false, 11).await {
+                done.expect("no panic");
+            }
+            assert!(
+                !e.satisfied_expectations(key),
+                "the controller syncs before its expectations are met"
+            );
+            for done in observe(true, 31).await {
+                done.expect("no panic");
+            }
+            // Expectations have been surpassed.
+            assert_eq!(e.get(key), Some((-1, -1)));
+            assert!(e.satisfied_expectations(key));
+
+            // Old expectations are cleared because of the timeout.
+            e.set_expectations(key, 1, 2);
+            assert!(!e.satisfied_expectations(key));
+            tokio::time::advance(EXPECTATIONS_TIMEOUT + Duration::from_secs(1))
+                .await;
+            assert!(
+                e.satisfied_expectations(key),
+                "the expectations should have expired"
+            );
+            // The next sync sets new ones, which are not met.
+            e.set_expectations(key, 1, 2);
+            assert_eq!(e.get(key), Some((1, 2)));
+            assert!(!e.satisfied_expectations(key));
+        }
+
+        /// A controller that never set expectations, or whose expectations
+        /// were deleted, syncs.
+        #[tokio::test(start_paused = true)]
+        async fn no_expectations_are_satisfied() {
+            let e = ControllerExpectations::new();
+            assert!(e.satisfied_expectations("ns/rs"), "never set");
+            e.expect_creations("ns/rs", 2);
+            assert!(!e.satisfied_expectations("ns/rs"));
+            e.delete_expectations("ns/rs");
+            assert_eq!(e.get("ns/rs"), None);
+            assert!(e.satisfied_expectations("ns/rs"), "deleted");
+        }
+
+        /// The expectations are met exactly when the last expected creation
+        /// is observed, and only those of the key observed.
+        #[tokio::test(start_paused = true)]
+        async fn creations_are_counted_down_per_key() {
+            let e = ControllerExpectations::new();
+            e.expect_creations("ns/a", 2);
+            e.expect_creations("ns/b", 1);
+            e.creation_observed("ns/a");
+            assert!(!e.satisfied_expectations("ns/a"));
+            e.creation_observed("ns/a");
+            assert!(e.satisfied_expectations("ns/a"));
+            assert!(!e.satisfied_expectations("ns/b"));
+            // Just before the timeout they still hold; just after, not.
+            tokio::time::advance(EXPECTATIONS_TIMEOUT).await;
+            assert!(!e.satisfied_expectations("ns/b"));
+            tokio::time::advance(Duration::from_millis(1)).await;
+            assert!(e.satisfied_expectations("ns/b"));
+        }
+
+        /// controller_utils_test.go's `TestUIDExpectations`: a pod's deletion
+        /// is counted once, however often it is observed.
+        #[tokio::test(start_paused = true)]
+        async fn test_uid_expectations() {
+            let e = UidTrackingControllerExpectations::new();
+            e.expect_deletions("ns/rs", &["ns/a".into(), "ns/b".into()]);
+            e.deletion_observed("ns/rs", "ns/a");
+            e.deletion_observed("ns/rs", "ns/a");
+            assert_eq!(e.get("ns/rs"), Some((0, 1)));
+            assert!(!e.satisfied_expectations("ns/rs"));
+            e.deletion_observed("ns/rs", "ns/b");
+            assert!(e.satisfied_expectations("ns/rs"));
+        }
     }
 
     /// controller_utils_test.go's `TestActivePodFiltering`.

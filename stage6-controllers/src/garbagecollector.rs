@@ -401,6 +401,7 @@ impl GarbageCollector {
     }
     // ANCHOR_END: attempt_to_delete_item
 
+    // ANCHOR: classify_references
     /// Mirrors `classifyReferences`: the owners that exist (solid), are gone
     /// (dangling), or exist and wait for their blocking dependents to go.
     async fn classify_references(
@@ -441,7 +442,9 @@ impl GarbageCollector {
         }
         Ok((solid, dangling, waiting))
     }
+    // ANCHOR_END: classify_references
 
+    // ANCHOR: process_deleting_dependents_item
     /// Mirrors `processDeletingDependentsItem`: an owner in foreground deletion
     /// loses its finalizer once no blocking dependent is left; until then its
     /// blocking dependents are deleted.
@@ -471,6 +474,7 @@ impl GarbageCollector {
         }
         Ok(())
     }
+    // ANCHOR_END: process_deleting_dependents_item
 
     // ANCHOR: attempt_to_orphan
     /// Mirrors `attemptToOrphanWorker`: every dependent loses its reference to

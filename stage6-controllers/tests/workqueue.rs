@@ -88,23 +88,28 @@ async fn failed_keys_are_retried_with_exponential_backoff() {
     );
 }
 
-/// A key added again while its worker is busy is processed again after `done`,
-/// once, however often it was added meanwhile (the informer's updates collapse).
-#[tokio::test(start_paused = true)]
-async fn updates_during_processing_collapse_into_one_more_run() {
-    let queue: Queue<&str> = Queue::new();
-    queue.add("ns/a");
-    let key = queue.get().await.expect("a key");
-    for _ in 0..10 {
+/// The work queue's `add` (exercise `ex6-queue-add`) as a controller meets it.
+mod ex6_queue_add {
+    use super::*;
+
+    /// A key added again while its worker is busy is processed again after `done`,
+    /// once, however often it was added meanwhile (the informer's updates collapse).
+    #[tokio::test(start_paused = true)]
+    async fn updates_during_processing_collapse_into_one_more_run() {
+        let queue: Queue<&str> = Queue::new();
         queue.add("ns/a");
+        let key = queue.get().await.expect("a key");
+        for _ in 0..10 {
+            queue.add("ns/a");
+        }
+        assert_eq!(queue.len(), 0, "not handed out while processed");
+        queue.done(&key);
+        assert_eq!(queue.len(), 1, "back once");
+        let again = queue.get().await.expect("the key again");
+        queue.done(&again);
+        queue.shut_down();
+        assert_eq!(timeout(PATIENCE, queue.get()).await.expect("answers"), None);
     }
-    assert_eq!(queue.len(), 0, "not handed out while processed");
-    queue.done(&key);
-    assert_eq!(queue.len(), 1, "back once");
-    let again = queue.get().await.expect("the key again");
-    queue.done(&again);
-    queue.shut_down();
-    assert_eq!(timeout(PATIENCE, queue.get()).await.expect("answers"), None);
 }
 
 /// A named rate-limiting queue with the Prometheus provider: the `workqueue_*`

@@ -148,6 +148,7 @@ impl ControllerManager {
     }
     // ANCHOR_END: start
 
+    // ANCHOR: run_controller
     /// Runs `controller`'s `workers` once the factory's caches have synced.
     fn run<R: Reconcile>(
         &mut self,
@@ -169,6 +170,7 @@ impl ControllerManager {
         };
         self.tasks.spawn(controller.run(workers, synced, shutdown));
     }
+    // ANCHOR_END: run_controller
 
     /// The controllers started, by name.
     pub fn started(&self) -> &[&'static str] {

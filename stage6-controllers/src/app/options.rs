@@ -94,6 +94,7 @@ impl ControllerManagerOptions {
         Ok(())
     }
 
+    // ANCHOR: is_enabled
     /// Mirrors `IsControllerEnabled`: an explicit `name` or `-name` wins
     /// (the first one found), else `*` enables every controller.
     pub fn is_enabled(&self, name: &str) -> bool {
@@ -109,6 +110,7 @@ impl ControllerManagerOptions {
         }
         star
     }
+    // ANCHOR_END: is_enabled
 }
 
 #[cfg(test)]

@@ -451,6 +451,7 @@ impl DeploymentController {
             return Ok(SyncResult::done());
         }
 
+        // ANCHOR: sync_deployment_dispatch
         // Pausing and resuming record an Unknown Progressing condition, so
         // a resumed Deployment does not time out at once.
         self.check_paused_conditions(&mut d).await?;
@@ -477,6 +478,7 @@ impl DeploymentController {
             }
         }
         Ok(SyncResult::done())
+        // ANCHOR_END: sync_deployment_dispatch
     }
     // ANCHOR_END: sync_deployment
 

@@ -57,6 +57,7 @@ impl std::fmt::Display for ObjectIdentity {
     }
 }
 
+// ANCHOR: node
 /// What the collector knows of one object: mirrors `node`.
 #[derive(Clone, Debug, Default)]
 pub struct Node {
@@ -75,6 +76,7 @@ pub struct Node {
     /// Known only as an owner, not observed yet (`virtual`).
     pub is_virtual: bool,
 }
+// ANCHOR_END: node
 
 impl Node {
     /// Mirrors `blockingDependents`: the dependents whose reference to this

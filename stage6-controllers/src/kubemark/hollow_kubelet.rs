@@ -227,6 +227,7 @@ async fn pod_worker(kubelet: Arc<Kubelet>, shutdown: CancellationToken) {
 }
 
 impl Kubelet {
+    // ANCHOR: sync_pod
     /// Mirrors `SyncPod`/`SyncTerminatingPod` for the pod under `key`: steps
     /// its [`PodPhase`] and writes what changed.
     async fn sync_pod(&self, key: &str) -> Result<(), kube::Error> {
@@ -277,6 +278,7 @@ impl Kubelet {
             PodPhase::Terminating(_) => self.delete_pod(namespace, name, &uid).await,
         }
     }
+    // ANCHOR_END: sync_pod
 
     /// A pod seen for the first time: one already running (after a restart)
     /// keeps its IP, one that has finished is left alone (both need nothing

@@ -99,6 +99,7 @@ impl NodeLeaseController {
         Api::namespaced(self.client.clone(), NAMESPACE_NODE_LEASE)
     }
 
+    // ANCHOR: lease_run
     /// Mirrors `controller.Run`: syncs now and every `renew_interval` until
     /// `shutdown` is cancelled.
     pub async fn run(mut self, shutdown: CancellationToken) {
@@ -113,6 +114,7 @@ impl NodeLeaseController {
             }
         }
     }
+    // ANCHOR_END: lease_run
 
     /// Mirrors `sync`: updates the last Lease written without reading it
     /// first; on failure ensures the Lease exists and updates that.

@@ -153,6 +153,7 @@ impl ReplicaSetController {
             .collect()
     }
 
+    // ANCHOR: add_pod
     /// Mirrors `addPod`.
     fn add_pod(&self, pod: &Arc<Pod>) {
         if pod.metadata.deletion_timestamp.is_some() {
@@ -173,6 +174,7 @@ impl ReplicaSetController {
             self.enqueue(&rs);
         }
     }
+    // ANCHOR_END: add_pod
 
     /// Mirrors `updatePod`.
     fn update_pod(&self, old: &Arc<Pod>, cur: &Arc<Pod>) {
@@ -222,6 +224,7 @@ impl ReplicaSetController {
         }
     }
 
+    // ANCHOR: delete_pod
     /// Mirrors `deletePod`: the pod's ReplicaSet observed one deletion.
     fn delete_pod(&self, deleted: &DeletedObject<Pod>) {
         let pod = match deleted {
@@ -242,8 +245,10 @@ impl ReplicaSetController {
             .deletion_observed(&key, &key_of(&pod.metadata));
         self.queue.add(key);
     }
+    // ANCHOR_END: delete_pod
 
     // ANCHOR: sync_replica_set
+
     /// Mirrors `syncReplicaSet`.
     async fn sync_replica_set(&self, key: &str) -> Result<SyncResult, SyncError> {
         let (namespace, name) = key.split_once('/').unwrap_or(("", key));
@@ -417,13 +422,16 @@ impl ReplicaSetController {
 /// The heart of `manageReplicas`: how many pods to create (negative) or delete
 /// (positive), at most `burst` either way.
 pub fn replica_diff(owned: usize, wanted: i32, burst: usize) -> i64 {
+    // ANCHOR: ex6-replica-diff
     let owned = i64::try_from(owned).unwrap_or(i64::MAX);
     let burst = i64::try_from(burst).unwrap_or(i64::MAX);
     let diff = owned - i64::from(wanted.max(0));
     diff.clamp(-burst, burst)
+    // ANCHOR_END: ex6-replica-diff
 }
 // ANCHOR_END: replica_diff
 
+// ANCHOR: get_pods_to_delete
 /// Mirrors `getPodsToDelete` with `getPodsRankedByRelatedPodsOnSameNode`: the
 /// `count` cheapest pods to delete, a pod ranked higher the more pods of this
 /// ReplicaSet run on its node.
@@ -449,6 +457,7 @@ pub fn get_pods_to_delete(pods: &[Arc<Pod>], count: usize) -> Vec<Arc<Pod>> {
     ranked.sort_by(deletion_order);
     ranked.into_iter().take(count).map(|(p, _)| p).collect()
 }
+// ANCHOR_END: get_pods_to_delete
 
 /// The ReplicaSet's selector, if it parses (`metav1.LabelSelectorAsSelector`).
 fn selector_of(rs: &ReplicaSet) -> Option<Selector> {
@@ -594,16 +603,52 @@ mod tests {
         LabelSelector, ObjectMeta,
     };
 
-    /// replica_set_test.go's `TestManageReplicas`-style cases: the difference
-    /// between owned and wanted, capped by the burst.
-    #[test]
-    fn test_replica_diff() {
-        assert_eq!(replica_diff(0, 3, 500), -3);
-        assert_eq!(replica_diff(5, 3, 500), 2);
-        assert_eq!(replica_diff(3, 3, 500), 0);
-        assert_eq!(replica_diff(0, 1000, 500), -500);
-        assert_eq!(replica_diff(1000, 0, 500), 500);
-        assert_eq!(replica_diff(2, -1, 500), 2);
+    /// The tests of `replica_diff` (exercise `ex6-replica-diff`).
+    mod ex6_replica_diff {
+        use super::*;
+
+        /// replica_set_test.go's `TestSyncReplicaSetDoesNothing`: as many pods
+        /// as replicas, nothing to do.
+        #[test]
+        fn nothing_to_do_at_the_count() {
+            assert_eq!(replica_diff(3, 3, 500), 0);
+            assert_eq!(replica_diff(0, 0, 500), 0);
+        }
+
+        /// Too few pods: create the rest (negative); too many: delete the
+        /// extra (positive). `TestSyncReplicaSetCreateFailures` wants 100 pods
+        /// of a ReplicaSet that has none.
+        #[test]
+        fn too_few_create_and_too_many_delete() {
+            assert_eq!(replica_diff(0, 3, 500), -3);
+            assert_eq!(replica_diff(1, 3, 500), -2);
+            assert_eq!(replica_diff(0, 100, 500), -100);
+            assert_eq!(replica_diff(5, 3, 500), 2);
+            assert_eq!(replica_diff(1000, 0, 500), 500);
+        }
+
+        /// `TestControllerBurstReplicas`' bursts: with a burst of 5, a
+        /// ReplicaSet of 12 creates 5, then 5, then 2 (and of 30, 5 at a
+        /// time); scaled to 0 it deletes 5 at a time. With a burst of 3, a
+        /// ReplicaSet of 2 creates both at once.
+        #[test]
+        fn at_most_the_burst_either_way() {
+            assert_eq!(replica_diff(0, 12, 5), -5);
+            assert_eq!(replica_diff(5, 12, 5), -5);
+            assert_eq!(replica_diff(10, 12, 5), -2);
+            assert_eq!(replica_diff(0, 30, 5), -5);
+            assert_eq!(replica_diff(12, 0, 5), 5);
+            assert_eq!(replica_diff(2, 0, 5), 2);
+            assert_eq!(replica_diff(0, 2, 3), -2);
+            assert_eq!(replica_diff(0, 1000, 500), -500);
+        }
+
+        /// A negative spec (which validation refuses) wants no pod.
+        #[test]
+        fn a_negative_spec_wants_no_pod() {
+            assert_eq!(replica_diff(2, -1, 500), 2);
+            assert_eq!(replica_diff(0, -1, 500), 0);
+        }
     }
 
     fn pod(

@@ -81,6 +81,7 @@ impl ScheduleError {
     }
 }
 
+// ANCHOR: schedule_pod
 /// Mirrors `schedulePod`: runs the filters and scores of `framework` for `pod`
 /// over `snapshot`, and picks a node.
 ///
@@ -128,6 +129,7 @@ pub fn schedule_pod(
         }
     }
 }
+// ANCHOR_END: schedule_pod
 
 /// Mirrors `findNodesThatFitPod` and `findNodesThatPassFilters`: the nodes
 /// that pass every filter, and why the others did not.
@@ -280,6 +282,7 @@ pub fn updated_pod_condition(
 }
 
 impl SchedulerCore {
+    // ANCHOR: schedule_one
     /// Mirrors `ScheduleOne` for the pod under `key`, popped in scheduling
     /// cycle `cycle`. The caller marks the key done.
     pub(crate) async fn schedule_one(&self, key: &str, cycle: u64) {
@@ -315,6 +318,7 @@ impl SchedulerCore {
             }
         }
     }
+    // ANCHOR_END: schedule_one
 
     /// Mirrors `skipPodSchedule`: a pod being deleted, or one already assumed.
     async fn skip_pod_schedule(&self, pod: &Pod, key: &str) -> bool {

@@ -27,6 +27,7 @@ use tokio::time::Instant;
 
 use super::queue::Item;
 
+// ANCHOR: rate_limiter
 /// Mirrors client-go's `TypedRateLimiter[T]`.
 pub trait RateLimiter<T>: Send + Sync {
     /// Mirrors `When`: how long `item` should wait (and, for per-item limiters,
@@ -38,6 +39,7 @@ pub trait RateLimiter<T>: Send + Sync {
     /// Mirrors `NumRequeues`: how many failures `item` has had.
     fn num_requeues(&self, item: &T) -> usize;
 }
+// ANCHOR_END: rate_limiter
 
 impl<T, R: RateLimiter<T> + ?Sized> RateLimiter<T> for Box<R> {
     fn when(&self, item: &T) -> Duration {
@@ -63,6 +65,7 @@ impl<T, R: RateLimiter<T> + ?Sized> RateLimiter<T> for Arc<R> {
     }
 }
 
+// ANCHOR: default_controller_rate_limiter
 /// Mirrors client-go's `DefaultTypedControllerRateLimiter`: both overall and
 /// per-item rate limiting, the longer wait of an exponential per-item backoff
 /// (5 ms, doubling, up to 1000 s) and a token bucket of 10 qps with a burst of 100
@@ -76,6 +79,7 @@ pub fn default_controller_rate_limiter<T: Item>() -> MaxOfRateLimiter<T> {
         Box::new(BucketRateLimiter::new(10.0, 100)),
     ])
 }
+// ANCHOR_END: default_controller_rate_limiter
 
 /// Mirrors client-go's `DefaultTypedItemBasedRateLimiter`: exponential per item,
 /// 1 ms doubling up to 1000 s.
@@ -148,6 +152,7 @@ impl Limiter {
         tokens.min(self.burst as f64)
     }
 
+    // ANCHOR: reserve_delay
     /// Mirrors `Limiter.Reserve().Delay()` (`reserveN(now, 1, InfDuration)`, then
     /// `DelayFrom(now)`): takes one token, now or ahead, and says how long until
     /// it is there.
@@ -170,6 +175,7 @@ impl Limiter {
         self.tokens = tokens;
         wait
     }
+    // ANCHOR_END: reserve_delay
 }
 
 /// Mirrors client-go's `TypedBucketRateLimiter`: a token bucket shared by all
@@ -241,7 +247,7 @@ impl<T: Item> RateLimiter<T> for ItemExponentialFailureRateLimiter<T> {
     /// item's `n`-th failure (counting from 0), then one failure more; never more
     /// than `max_delay`, also when the power would overflow.
     fn when(&self, item: &T) -> Duration {
-        // ANCHOR: exponential_when
+        // ANCHOR: ex6-exponential-when
         let mut failures = self.failures.lock();
         let exp = match failures.get_mut(item) {
             Some(count) => {
@@ -264,7 +270,7 @@ impl<T: Item> RateLimiter<T> for ItemExponentialFailureRateLimiter<T> {
         }
         let calculated = Duration::from_nanos(backoff as u64);
         calculated.min(self.max_delay)
-        // ANCHOR_END: exponential_when
+        // ANCHOR_END: ex6-exponential-when
     }
     // ANCHOR_END: when
 
@@ -371,6 +377,7 @@ impl<T> MaxOfRateLimiter<T> {
 }
 
 impl<T> RateLimiter<T> for MaxOfRateLimiter<T> {
+    // ANCHOR: max_of_when
     /// Mirrors `TypedMaxOfRateLimiter.When`: every limiter is asked (each counts
     /// the failure), the longest wait wins.
     fn when(&self, item: &T) -> Duration {
@@ -379,6 +386,7 @@ impl<T> RateLimiter<T> for MaxOfRateLimiter<T> {
             .map(|limiter| limiter.when(item))
             .fold(Duration::ZERO, Duration::max)
     }
+    // ANCHOR_END: max_of_when
 
     /// Mirrors `TypedMaxOfRateLimiter.Forget`.
     fn forget(&self, item: &T) {
@@ -449,53 +457,6 @@ mod tests {
     use super::*;
 
     const MS: Duration = Duration::from_millis(1);
-
-    /// TestItemExponentialFailureRateLimiter.
-    #[test]
-    fn test_item_exponential_failure_rate_limiter() {
-        let limiter =
-            ItemExponentialFailureRateLimiter::new(MS, Duration::from_secs(1));
-        for expected in [1, 2, 4, 8, 16] {
-            assert_eq!(limiter.when(&"one"), expected * MS);
-        }
-        assert_eq!(limiter.num_requeues(&"one"), 5);
-
-        assert_eq!(limiter.when(&"two"), MS);
-        assert_eq!(limiter.when(&"two"), 2 * MS);
-        assert_eq!(limiter.num_requeues(&"two"), 2);
-
-        limiter.forget(&"one");
-        assert_eq!(limiter.num_requeues(&"one"), 0);
-        assert_eq!(limiter.when(&"one"), MS);
-    }
-
-    /// TestItemExponentialFailureRateLimiterOverFlow: a thousand failures give the
-    /// cap, not an overflowed duration.
-    #[test]
-    fn test_item_exponential_failure_rate_limiter_over_flow() {
-        let limiter =
-            ItemExponentialFailureRateLimiter::new(MS, Duration::from_secs(1000));
-        for _ in 0..5 {
-            limiter.when(&"one");
-        }
-        assert_eq!(limiter.when(&"one"), 32 * MS);
-        for _ in 0..1000 {
-            limiter.when(&"overflow1");
-        }
-        assert_eq!(limiter.when(&"overflow1"), Duration::from_secs(1000));
-
-        let minute = Duration::from_secs(60);
-        let limiter =
-            ItemExponentialFailureRateLimiter::new(minute, 1000 * 60 * minute);
-        for _ in 0..2 {
-            limiter.when(&"two");
-        }
-        assert_eq!(limiter.when(&"two"), 4 * minute);
-        for _ in 0..1000 {
-            limiter.when(&"overflow2");
-        }
-        assert_eq!(limiter.when(&"overflow2"), 1000 * 60 * minute);
-    }
 
     /// TestItemFastSlowRateLimiter.
     #[test]
@@ -652,15 +613,70 @@ mod tests {
         assert_eq!(limiter.num_requeues(&7), 0);
     }
 
-    /// `default_item_based_rate_limiter`: 1 ms doubling, capped at 1000 s.
-    #[test]
-    fn default_item_based_rate_limiter_doubles_from_one_millisecond() {
-        let limiter = default_item_based_rate_limiter::<&str>();
-        assert_eq!(limiter.when(&"a"), MS);
-        assert_eq!(limiter.when(&"a"), 2 * MS);
-        for _ in 0..40 {
-            limiter.when(&"a");
+    /// The tests of the exponential limiter's `when` (exercise
+    /// `ex6-exponential-when`).
+    mod ex6_exponential_when {
+        use super::*;
+
+        /// TestItemExponentialFailureRateLimiter.
+        #[test]
+        fn test_item_exponential_failure_rate_limiter() {
+            let limiter =
+                ItemExponentialFailureRateLimiter::new(MS, Duration::from_secs(1));
+            for expected in [1, 2, 4, 8, 16] {
+                assert_eq!(limiter.when(&"one"), expected * MS);
+            }
+            assert_eq!(limiter.num_requeues(&"one"), 5);
+
+            assert_eq!(limiter.when(&"two"), MS);
+            assert_eq!(limiter.when(&"two"), 2 * MS);
+            assert_eq!(limiter.num_requeues(&"two"), 2);
+
+            limiter.forget(&"one");
+            assert_eq!(limiter.num_requeues(&"one"), 0);
+            assert_eq!(limiter.when(&"one"), MS);
         }
-        assert_eq!(limiter.when(&"a"), Duration::from_secs(1000));
+
+        /// TestItemExponentialFailureRateLimiterOverFlow: a thousand failures give the
+        /// cap, not an overflowed duration.
+        #[test]
+        fn test_item_exponential_failure_rate_limiter_over_flow() {
+            let limiter = ItemExponentialFailureRateLimiter::new(
+                MS,
+                Duration::from_secs(1000),
+            );
+            for _ in 0..5 {
+                limiter.when(&"one");
+            }
+            assert_eq!(limiter.when(&"one"), 32 * MS);
+            for _ in 0..1000 {
+                limiter.when(&"overflow1");
+            }
+            assert_eq!(limiter.when(&"overflow1"), Duration::from_secs(1000));
+
+            let minute = Duration::from_secs(60);
+            let limiter =
+                ItemExponentialFailureRateLimiter::new(minute, 1000 * 60 * minute);
+            for _ in 0..2 {
+                limiter.when(&"two");
+            }
+            assert_eq!(limiter.when(&"two"), 4 * minute);
+            for _ in 0..1000 {
+                limiter.when(&"overflow2");
+            }
+            assert_eq!(limiter.when(&"overflow2"), 1000 * 60 * minute);
+        }
+
+        /// `default_item_based_rate_limiter`: 1 ms doubling, capped at 1000 s.
+        #[test]
+        fn default_item_based_rate_limiter_doubles_from_one_millisecond() {
+            let limiter = default_item_based_rate_limiter::<&str>();
+            assert_eq!(limiter.when(&"a"), MS);
+            assert_eq!(limiter.when(&"a"), 2 * MS);
+            for _ in 0..40 {
+                limiter.when(&"a");
+            }
+            assert_eq!(limiter.when(&"a"), Duration::from_secs(1000));
+        }
     }
 }

@@ -93,6 +93,7 @@ impl<T> DelayingQueueConfig<T> {
     }
 }
 
+// ANCHOR: wait_for
 /// Mirrors `waitFor`: an item and when it is ready.
 #[derive(Debug)]
 pub(crate) struct WaitFor<T> {
@@ -101,6 +102,7 @@ pub(crate) struct WaitFor<T> {
     /// Mirrors `index`: the entry's place in the heap.
     index: usize,
 }
+// ANCHOR_END: wait_for
 
 impl<T> WaitFor<T> {
     pub(crate) fn new(data: T, ready_at: Instant) -> Self {
@@ -248,7 +250,7 @@ fn insert<T: Item>(
     known_entries: &mut HashMap<T, usize>,
     entry: WaitFor<T>,
 ) {
-    // ANCHOR: delaying_queue_insert
+    // ANCHOR: ex6-delaying-insert
     // Already waiting: only an earlier time changes anything.
     if let Some(&slot) = known_entries.get(&entry.data) {
         let existing = q.entry_mut(slot);
@@ -262,7 +264,7 @@ fn insert<T: Item>(
     let data = entry.data.clone();
     let slot = q.push(entry);
     known_entries.insert(data, slot);
-    // ANCHOR_END: delaying_queue_insert
+    // ANCHOR_END: ex6-delaying-insert
 }
 // ANCHOR_END: insert
 
@@ -401,6 +403,7 @@ impl<T: Item> DelayingQueue<T> {
         }
     }
 
+    // ANCHOR: add_after
     /// Mirrors client-go's `delayingType.AddAfter`: adds `item` to the queue once
     /// `duration` has passed; at once for a zero duration. Ignored once the queue
     /// is shutting down.
@@ -430,6 +433,7 @@ impl<T: Item> DelayingQueue<T> {
         }
         self.shared.arrived.notify_one();
     }
+    // ANCHOR_END: add_after
 
     /// Mirrors client-go's `delayingType.ShutDown`: shuts the queue down and stops
     /// the waiting loop. Items still waiting for their time are dropped.
@@ -502,6 +506,7 @@ impl<T: Item> DelayingQueue<T> {
     }
 }
 
+// ANCHOR: waiting_loop
 /// Mirrors `delayingType.waitingLoop`: runs until the queue shuts down (the task
 /// is aborted) or its last handle is dropped, adding each waiting item to the
 /// queue when it is ready.
@@ -583,6 +588,7 @@ async fn waiting_loop<T: Item>(
         }
     }
 }
+// ANCHOR_END: waiting_loop
 
 #[cfg(test)]
 mod tests {
@@ -637,120 +643,6 @@ mod tests {
             .expect("the queue is not shut down")
     }
 
-    /// TestSimpleQueue: an item added after 50 ms is ready after 60 ms, and only
-    /// once, heartbeats or not.
-    #[tokio::test(start_paused = true)]
-    async fn test_simple_queue() {
-        let q = DelayingQueue::new();
-        let first = "foo";
-
-        q.add_after(first, Duration::from_millis(50));
-        wait_for_waiting_queue_to_fill(&q).await;
-        assert_eq!(q.len(), 0, "should not have added");
-
-        advance(Duration::from_millis(60)).await;
-        wait_for_added(&q, 1).await;
-        let item = get_now(&q).await;
-        q.done(&item);
-
-        // Step past the next heartbeat.
-        advance(Duration::from_secs(10)).await;
-        let_loop_run().await;
-        assert_eq!(q.len(), 0, "should not have added");
-        q.shut_down();
-    }
-
-    /// TestDeduping: the same item added twice waits once, and the earlier ready
-    /// time wins whichever comes first.
-    #[tokio::test(start_paused = true)]
-    async fn test_deduping() {
-        let q = DelayingQueue::new();
-        let first = "foo";
-
-        q.add_after(first, Duration::from_millis(50));
-        wait_for_waiting_queue_to_fill(&q).await;
-        q.add_after(first, Duration::from_millis(70));
-        wait_for_waiting_queue_to_fill(&q).await;
-        assert_eq!(q.len(), 0, "should not have added");
-
-        // Step past the first block, we should receive now.
-        advance(Duration::from_millis(60)).await;
-        wait_for_added(&q, 1).await;
-        let item = get_now(&q).await;
-        q.done(&item);
-
-        // Step past the second add.
-        advance(Duration::from_millis(20)).await;
-        let_loop_run().await;
-        assert_eq!(q.len(), 0, "should not have added");
-
-        // Test again, but this time the earlier should override.
-        q.add_after(first, Duration::from_millis(50));
-        q.add_after(first, Duration::from_millis(30));
-        wait_for_waiting_queue_to_fill(&q).await;
-        assert_eq!(q.len(), 0, "should not have added");
-
-        advance(Duration::from_millis(40)).await;
-        wait_for_added(&q, 1).await;
-        let item = get_now(&q).await;
-        q.done(&item);
-
-        // Step past the second add.
-        advance(Duration::from_millis(20)).await;
-        let_loop_run().await;
-        assert_eq!(q.len(), 0, "should not have added");
-        q.shut_down();
-    }
-
-    /// TestAddTwoFireEarly: items come out in the order of their ready times, also
-    /// one added after others are waiting.
-    #[tokio::test(start_paused = true)]
-    async fn test_add_two_fire_early() {
-        let q = DelayingQueue::new();
-        let (first, second, third) = ("foo", "bar", "baz");
-
-        q.add_after(first, Duration::from_secs(1));
-        q.add_after(second, Duration::from_millis(50));
-        wait_for_waiting_queue_to_fill(&q).await;
-        assert_eq!(q.len(), 0, "should not have added");
-
-        advance(Duration::from_millis(60)).await;
-        wait_for_added(&q, 1).await;
-        assert_eq!(get_now(&q).await, second);
-
-        q.add_after(third, Duration::from_secs(2));
-
-        advance(Duration::from_secs(1)).await;
-        wait_for_added(&q, 1).await;
-        assert_eq!(get_now(&q).await, first);
-
-        advance(Duration::from_secs(2)).await;
-        wait_for_added(&q, 1).await;
-        assert_eq!(get_now(&q).await, third);
-        q.shut_down();
-    }
-
-    /// TestCopyShifting: three items ready at once come out in the order of their
-    /// ready times, not of their adds.
-    #[tokio::test(start_paused = true)]
-    async fn test_copy_shifting() {
-        let q = DelayingQueue::new();
-        let (first, second, third) = ("foo", "bar", "baz");
-
-        q.add_after(first, Duration::from_secs(1));
-        q.add_after(second, Duration::from_millis(500));
-        q.add_after(third, Duration::from_millis(250));
-        wait_for_waiting_queue_to_fill(&q).await;
-        assert_eq!(q.len(), 0, "should not have added");
-
-        advance(Duration::from_secs(2)).await;
-        wait_for_added(&q, 3).await;
-        assert_eq!(get_now(&q).await, third);
-        assert_eq!(get_now(&q).await, second);
-        assert_eq!(get_now(&q).await, first);
-        q.shut_down();
-    }
-
     /// Shutting down stops the waiting loop, and `add_after` is ignored after.
     #[tokio::test(start_paused = true)]
     async fn shut_down_stops_the_waiting_loop() {
@@ -778,38 +670,158 @@ mod tests {
         assert!(result.is_ok() || result.is_err_and(|e| e.is_cancelled()));
     }
 
-    /// The heap hands entries out in time order, and `fix` after an earlier time
-    /// keeps it a heap (checked against a sorted model).
-    #[test]
-    fn heap_pops_in_ready_order_after_fixes() {
-        let base = Instant::now();
-        let mut heap = WaitForPriorityQueue::new();
-        let mut known = HashMap::new();
-        // A fixed pseudo-random sequence of (item, delay) with repeats.
-        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
-        let mut model: std::collections::HashMap<u32, Duration> =
-            std::collections::HashMap::new();
-        for _ in 0..2_000 {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            let item = (x % 300) as u32;
-            let delay = Duration::from_millis((x >> 20) % 10_000 + 1);
-            insert(&mut heap, &mut known, WaitFor::new(item, base + delay));
-            model
-                .entry(item)
-                .and_modify(|d| *d = (*d).min(delay))
-                .or_insert(delay);
+    /// The tests of `insert` (exercise `ex6-delaying-insert`): client-go's cases of
+    /// items waiting for their time, and the heap checked against a model.
+    mod ex6_delaying_insert {
+        use super::*;
+
+        /// TestSimpleQueue: an item added after 50 ms is ready after 60 ms, and only
+        /// once, heartbeats or not.
+        #[tokio::test(start_paused = true)]
+        async fn test_simple_queue() {
+            let q = DelayingQueue::new();
+            let first = "foo";
+
+            q.add_after(first, Duration::from_millis(50));
+            wait_for_waiting_queue_to_fill(&q).await;
+            assert_eq!(q.len(), 0, "should not have added");
+
+            advance(Duration::from_millis(60)).await;
+            wait_for_added(&q, 1).await;
+            let item = get_now(&q).await;
+            q.done(&item);
+
+            // Step past the next heartbeat.
+            advance(Duration::from_secs(10)).await;
+            let_loop_run().await;
+            assert_eq!(q.len(), 0, "should not have added");
+            q.shut_down();
         }
-        assert_eq!(heap.len(), model.len());
-        let mut last = base;
-        let mut popped = 0;
-        while let Some(entry) = heap.pop() {
-            assert!(entry.ready_at >= last, "out of order");
-            assert_eq!(base + model[&entry.data], entry.ready_at);
-            last = entry.ready_at;
-            popped += 1;
+
+        /// TestDeduping: the same item added twice waits once, and the earlier ready
+        /// time wins whichever comes first.
+        #[tokio::test(start_paused = true)]
+        async fn test_deduping() {
+            let q = DelayingQueue::new();
+            let first = "foo";
+
+            q.add_after(first, Duration::from_millis(50));
+            wait_for_waiting_queue_to_fill(&q).await;
+            q.add_after(first, Duration::from_millis(70));
+            wait_for_waiting_queue_to_fill(&q).await;
+            assert_eq!(q.len(), 0, "should not have added");
+
+            // Step past the first block, we should receive now.
+            advance(Duration::from_millis(60)).await;
+            wait_for_added(&q, 1).await;
+            let item = get_now(&q).await;
+            q.done(&item);
+
+            // Step past the second add.
+            advance(Duration::from_millis(20)).await;
+            let_loop_run().await;
+            assert_eq!(q.len(), 0, "should not have added");
+
+            // Test again, but this time the earlier should override.
+            q.add_after(first, Duration::from_millis(50));
+            q.add_after(first, Duration::from_millis(30));
+            wait_for_waiting_queue_to_fill(&q).await;
+            assert_eq!(q.len(), 0, "should not have added");
+
+            advance(Duration::from_millis(40)).await;
+            wait_for_added(&q, 1).await;
+            let item = get_now(&q).await;
+            q.done(&item);
+
+            // Step past the second add.
+            advance(Duration::from_millis(20)).await;
+            let_loop_run().await;
+            assert_eq!(q.len(), 0, "should not have added");
+            q.shut_down();
         }
-        assert_eq!(popped, model.len());
+
+        /// TestAddTwoFireEarly: items come out in the order of their ready times, also
+        /// one added after others are waiting.
+        #[tokio::test(start_paused = true)]
+        async fn test_add_two_fire_early() {
+            let q = DelayingQueue::new();
+            let (first, second, third) = ("foo", "bar", "baz");
+
+            q.add_after(first, Duration::from_secs(1));
+            q.add_after(second, Duration::from_millis(50));
+            wait_for_waiting_queue_to_fill(&q).await;
+            assert_eq!(q.len(), 0, "should not have added");
+
+            advance(Duration::from_millis(60)).await;
+            wait_for_added(&q, 1).await;
+            assert_eq!(get_now(&q).await, second);
+
+            q.add_after(third, Duration::from_secs(2));
+
+            advance(Duration::from_secs(1)).await;
+            wait_for_added(&q, 1).await;
+            assert_eq!(get_now(&q).await, first);
+
+            advance(Duration::from_secs(2)).await;
+            wait_for_added(&q, 1).await;
+            assert_eq!(get_now(&q).await, third);
+            q.shut_down();
+        }
+
+        /// TestCopyShifting: three items ready at once come out in the order of their
+        /// ready times, not of their adds.
+        #[tokio::test(start_paused = true)]
+        async fn test_copy_shifting() {
+            let q = DelayingQueue::new();
+            let (first, second, third) = ("foo", "bar", "baz");
+
+            q.add_after(first, Duration::from_secs(1));
+            q.add_after(second, Duration::from_millis(500));
+            q.add_after(third, Duration::from_millis(250));
+            wait_for_waiting_queue_to_fill(&q).await;
+            assert_eq!(q.len(), 0, "should not have added");
+
+            advance(Duration::from_secs(2)).await;
+            wait_for_added(&q, 3).await;
+            assert_eq!(get_now(&q).await, third);
+            assert_eq!(get_now(&q).await, second);
+            assert_eq!(get_now(&q).await, first);
+            q.shut_down();
+        }
+
+        /// The heap hands entries out in time order, and `fix` after an earlier time
+        /// keeps it a heap (checked against a sorted model).
+        #[test]
+        fn heap_pops_in_ready_order_after_fixes() {
+            let base = Instant::now();
+            let mut heap = WaitForPriorityQueue::new();
+            let mut known = HashMap::new();
+            // A fixed pseudo-random sequence of (item, delay) with repeats.
+            let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+            let mut model: std::collections::HashMap<u32, Duration> =
+                std::collections::HashMap::new();
+            for _ in 0..2_000 {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                let item = (x % 300) as u32;
+                let delay = Duration::from_millis((x >> 20) % 10_000 + 1);
+                insert(&mut heap, &mut known, WaitFor::new(item, base + delay));
+                model
+                    .entry(item)
+                    .and_modify(|d| *d = (*d).min(delay))
+                    .or_insert(delay);
+            }
+            assert_eq!(heap.len(), model.len());
+            let mut last = base;
+            let mut popped = 0;
+            while let Some(entry) = heap.pop() {
+                assert!(entry.ready_at >= last, "out of order");
+                assert_eq!(base + model[&entry.data], entry.ready_at);
+                last = entry.ready_at;
+                popped += 1;
+            }
+            assert_eq!(popped, model.len());
+        }
     }
 }

@@ -73,6 +73,7 @@ pub trait HistogramMetric: Send + Sync {
     fn observe(&self, value: f64);
 }
 
+// ANCHOR: metrics_provider
 /// Mirrors client-go's `MetricsProvider`: makes the metrics of the queue called
 /// `name`.
 pub trait MetricsProvider: Send + Sync {
@@ -97,6 +98,7 @@ pub trait MetricsProvider: Send + Sync {
     /// Mirrors `NewRetriesMetric`.
     fn new_retries_metric(&self, name: &str) -> Box<dyn CounterMetric>;
 }
+// ANCHOR_END: metrics_provider
 
 /// Mirrors `globalMetricsProvider` (the no-op provider until set).
 static GLOBAL_PROVIDER: OnceLock<Arc<dyn MetricsProvider>> = OnceLock::new();
@@ -166,6 +168,7 @@ impl<T: Hash + Eq + Clone> QueueMetrics<T> {
         matches!(self, QueueMetrics::Enabled(_))
     }
 
+    // ANCHOR: queue_metrics
     /// Mirrors `defaultQueueMetrics.add`.
     #[inline]
     pub(crate) fn add(&mut self, item: &T) {
@@ -204,7 +207,9 @@ impl<T: Hash + Eq + Clone> QueueMetrics<T> {
                 .observe(seconds_since(start, Instant::now()));
         }
     }
+    // ANCHOR_END: queue_metrics
 
+    // ANCHOR: update_unfinished_work
     /// Mirrors `defaultQueueMetrics.updateUnfinishedWork`.
     pub(crate) fn update_unfinished_work(&self) {
         let QueueMetrics::Enabled(m) = self else {
@@ -223,6 +228,7 @@ impl<T: Hash + Eq + Clone> QueueMetrics<T> {
         m.unfinished_work_seconds.set(total);
         m.longest_running_processor.set(oldest);
     }
+    // ANCHOR_END: update_unfinished_work
 }
 
 /// Mirrors `defaultQueueMetrics.sinceInSeconds`.

@@ -46,7 +46,7 @@ use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use hashbrown::HashMap;
-use hashbrown::hash_map::{Entry, EntryRef};
+use hashbrown::hash_map::EntryRef;
 use parking_lot::Mutex;
 use tokio::sync::Notify;
 use tokio::task::JoinHandle;
@@ -238,6 +238,7 @@ impl<T> Storage<T> {
 pub(crate) const DEFAULT_UNFINISHED_WORK_UPDATE_PERIOD: Duration =
     Duration::from_millis(500);
 
+// ANCHOR: state
 /// Where a key the queue knows stands: Go's `dirty` and `processing` sets in one
 /// (see the table in the module docs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -270,6 +271,7 @@ struct State<T> {
     /// the lock, as here).
     metrics: QueueMetrics<T>,
 }
+// ANCHOR_END: state
 
 impl<T: Item> State<T> {
     /// The pop half of Go's `Get`: the next waiting item, now processing.
@@ -445,7 +447,9 @@ impl<T: Item> Queue<T> {
     /// [`done`](Queue::done). Once the queue is shutting down, new items are
     /// silently dropped.
     pub fn add(&self, item: T) {
-        // ANCHOR: queue_add
+        // ANCHOR: ex6-queue-add
+        use hashbrown::hash_map::Entry;
+
         let mut guard = self.shared.state.lock();
         let state = &mut *guard;
         if state.shutting_down {
@@ -475,7 +479,7 @@ impl<T: Item> Queue<T> {
                 }
             }
         }
-        // ANCHOR_END: queue_add
+        // ANCHOR_END: ex6-queue-add
     }
     // ANCHOR_END: add
 
@@ -589,6 +593,7 @@ impl<T: Item> Queue<T> {
     }
     // ANCHOR_END: done
 
+    // ANCHOR: shut_down
     /// Mirrors client-go's `Typed.ShutDown`: new items are ignored from now on;
     /// workers get the items still waiting, then `None`. Stops a
     /// [`shut_down_with_drain`](Queue::shut_down_with_drain) that is waiting.
@@ -631,6 +636,8 @@ impl<T: Item> Queue<T> {
             notified.await;
         }
     }
+
+    // ANCHOR_END: shut_down
 
     /// Mirrors client-go's `Typed.ShuttingDown`.
     pub fn shutting_down(&self) -> bool {
@@ -815,69 +822,6 @@ mod tests {
         assert_eq!(q.shared.state.lock().waiters, 0);
     }
 
-    /// TestBasic: 50 producers add 50 times each, 10 consumers process; after
-    /// `ShutDown` (and after `ShutDownWithDrain`) every consumer ends, nothing
-    /// added after the shutdown is handed out, and the queue is empty.
-    #[tokio::test(start_paused = true)]
-    async fn test_basic() {
-        for drain in [false, true] {
-            producers_and_consumers(
-                Queue::new(),
-                drain,
-                50,
-                Duration::from_millis(1),
-                false,
-                Duration::from_millis(3),
-            )
-            .await;
-        }
-    }
-
-    /// TestAddWhileProcessing: every consumer adds each item back once while
-    /// processing it (the dirty-while-processing case).
-    #[tokio::test(start_paused = true)]
-    async fn test_add_while_processing() {
-        for drain in [false, true] {
-            producers_and_consumers(
-                Queue::new(),
-                drain,
-                1,
-                Duration::ZERO,
-                true,
-                Duration::ZERO,
-            )
-            .await;
-        }
-    }
-
-    /// TestLen: adding a waiting item again does not lengthen the queue.
-    #[test]
-    fn test_len() {
-        let q = Queue::new();
-        q.add("foo");
-        assert_eq!(q.len(), 1);
-        q.add("bar");
-        assert_eq!(q.len(), 2);
-        q.add("foo"); // should not increase the queue length
-        assert_eq!(q.len(), 2);
-    }
-
-    /// TestReinsert: an item added while processed is handed out again after
-    /// `done`.
-    #[tokio::test]
-    async fn test_reinsert() {
-        let q = Queue::new();
-        q.add("foo");
-        let i = q.get().await.expect("an item");
-        assert_eq!(i, "foo");
-        q.add(i); // add it back while processing
-        q.done(&i);
-        let i = q.get().await.expect("it is back on the queue");
-        assert_eq!(i, "foo");
-        q.done(&i);
-        assert_eq!(q.len(), 0, "expected the queue to be empty");
-    }
-
     /// client-go's `traceQueue`: a FIFO that records which items were touched.
     struct TraceQueue {
         queue: DefaultQueue<&'static str>,
@@ -908,54 +852,6 @@ mod tests {
                 touched: Arc::clone(&touched),
             })));
         (q, touched)
-    }
-
-    /// TestCollapse: an item added twice while waiting is handed out once, and
-    /// the storage is touched.
-    #[tokio::test]
-    async fn test_collapse() {
-        let (q, touched) = traced_queue();
-        q.add("bar");
-        q.add("bar");
-        let i = q.get().await.expect("an item");
-        assert_eq!(i, "bar");
-        q.done(&i);
-        assert_eq!(q.len(), 0, "expected the queue to be empty");
-        assert!(touched.lock().contains("bar"), "expected bar to be touched");
-    }
-
-    /// TestCollapseWhileProcessing: an item added twice while processed is handed
-    /// out once more, only after `done`, and the storage is not touched.
-    #[tokio::test(start_paused = true)]
-    async fn test_collapse_while_processing() {
-        let (q, touched) = traced_queue();
-        q.add("foo");
-        let i = q.get().await.expect("an item");
-        assert_eq!(i, "foo");
-        q.add("foo");
-        q.add("foo");
-
-        // Another worker consuming the queue.
-        let worker = tokio::spawn({
-            let q = q.clone();
-            async move {
-                let i = q.get().await.expect("an item");
-                assert_eq!(i, "foo");
-                q.done(&i);
-            }
-        });
-        let_others_run().await;
-        assert!(
-            !worker.is_finished(),
-            "the worker should be blocked until we are done"
-        );
-        q.done(&"foo");
-        timeout(PATIENCE, worker)
-            .await
-            .expect("the worker gets the item")
-            .expect("the worker did not panic");
-        assert_eq!(q.len(), 0, "expected the queue to be empty");
-        assert!(!touched.lock().contains("foo"), "unexpected touch");
     }
 
     /// TestQueueDrainageUsingShutDownWithDrain: the drain waits until both items
@@ -1075,45 +971,165 @@ mod tests {
         drop(leak_queue);
     }
 
-    /// The stingy rule under real threads: no key is ever processed by two
-    /// workers at once, and every add is eventually processed.
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn never_processes_a_key_twice_at_once() {
-        const KEYS: u32 = 20;
-        const ADDS: u32 = 2_000;
-        let q: Queue<u32> = Queue::new();
-        let in_flight = Arc::new(Mutex::new(HashSet::new()));
-        let mut workers = JoinSet::new();
-        for _ in 0..4 {
-            let q = q.clone();
-            let in_flight = Arc::clone(&in_flight);
-            workers.spawn(async move {
-                let mut processed = 0u32;
-                while let Some(key) = q.get().await {
-                    assert!(in_flight.lock().insert(key), "{key} processed twice");
-                    tokio::task::yield_now().await;
-                    assert!(in_flight.lock().remove(&key));
-                    q.done(&key);
-                    processed += 1;
-                }
-                processed
-            });
-        }
-        for n in 0..ADDS {
-            q.add(n % KEYS);
-            if n % 64 == 0 {
-                tokio::task::yield_now().await;
+    /// The tests of `add` (exercise `ex6-queue-add`): client-go's cases of the
+    /// dirty and processing rules, and the stingy rule under real threads.
+    mod ex6_queue_add {
+        use super::*;
+
+        /// TestBasic: 50 producers add 50 times each, 10 consumers process; after
+        /// `ShutDown` (and after `ShutDownWithDrain`) every consumer ends, nothing
+        /// added after the shutdown is handed out, and the queue is empty.
+        #[tokio::test(start_paused = true)]
+        async fn test_basic() {
+            for drain in [false, true] {
+                producers_and_consumers(
+                    Queue::new(),
+                    drain,
+                    50,
+                    Duration::from_millis(1),
+                    false,
+                    Duration::from_millis(3),
+                )
+                .await;
             }
         }
-        timeout(Duration::from_secs(20), q.shut_down_with_drain())
-            .await
-            .expect("the drain ends");
-        let mut processed = 0;
-        while let Some(count) = workers.join_next().await {
-            processed += count.expect("a worker panicked");
+
+        /// TestAddWhileProcessing: every consumer adds each item back once while
+        /// processing it (the dirty-while-processing case).
+        #[tokio::test(start_paused = true)]
+        async fn test_add_while_processing() {
+            for drain in [false, true] {
+                producers_and_consumers(
+                    Queue::new(),
+                    drain,
+                    1,
+                    Duration::ZERO,
+                    true,
+                    Duration::ZERO,
+                )
+                .await;
+            }
         }
-        assert!(processed >= KEYS, "each key was processed at least once");
-        assert!(processed <= ADDS);
-        assert_eq!(q.len(), 0);
+
+        /// TestLen: adding a waiting item again does not lengthen the queue.
+        #[test]
+        fn test_len() {
+            let q = Queue::new();
+            q.add("foo");
+            assert_eq!(q.len(), 1);
+            q.add("bar");
+            assert_eq!(q.len(), 2);
+            q.add("foo"); // should not increase the queue length
+            assert_eq!(q.len(), 2);
+        }
+
+        /// TestReinsert: an item added while processed is handed out again after
+        /// `done`.
+        #[tokio::test]
+        async fn test_reinsert() {
+            let q = Queue::new();
+            q.add("foo");
+            let i = q.get().await.expect("an item");
+            assert_eq!(i, "foo");
+            q.add(i); // add it back while processing
+            q.done(&i);
+            let i = q.get().await.expect("it is back on the queue");
+            assert_eq!(i, "foo");
+            q.done(&i);
+            assert_eq!(q.len(), 0, "expected the queue to be empty");
+        }
+
+        /// TestCollapse: an item added twice while waiting is handed out once, and
+        /// the storage is touched.
+        #[tokio::test]
+        async fn test_collapse() {
+            let (q, touched) = traced_queue();
+            q.add("bar");
+            q.add("bar");
+            let i = q.get().await.expect("an item");
+            assert_eq!(i, "bar");
+            q.done(&i);
+            assert_eq!(q.len(), 0, "expected the queue to be empty");
+            assert!(touched.lock().contains("bar"), "expected bar to be touched");
+        }
+
+        /// TestCollapseWhileProcessing: an item added twice while processed is handed
+        /// out once more, only after `done`, and the storage is not touched.
+        #[tokio::test(start_paused = true)]
+        async fn test_collapse_while_processing() {
+            let (q, touched) = traced_queue();
+            q.add("foo");
+            let i = q.get().await.expect("an item");
+            assert_eq!(i, "foo");
+            q.add("foo");
+            q.add("foo");
+
+            // Another worker consuming the queue.
+            let worker = tokio::spawn({
+                let q = q.clone();
+                async move {
+                    let i = q.get().await.expect("an item");
+                    assert_eq!(i, "foo");
+                    q.done(&i);
+                }
+            });
+            let_others_run().await;
+            assert!(
+                !worker.is_finished(),
+                "the worker should be blocked until we are done"
+            );
+            q.done(&"foo");
+            timeout(PATIENCE, worker)
+                .await
+                .expect("the worker gets the item")
+                .expect("the worker did not panic");
+            assert_eq!(q.len(), 0, "expected the queue to be empty");
+            assert!(!touched.lock().contains("foo"), "unexpected touch");
+        }
+
+        /// The stingy rule under real threads: no key is ever processed by two
+        /// workers at once, and every add is eventually processed.
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn never_processes_a_key_twice_at_once() {
+            const KEYS: u32 = 20;
+            const ADDS: u32 = 2_000;
+            let q: Queue<u32> = Queue::new();
+            let in_flight = Arc::new(Mutex::new(HashSet::new()));
+            let mut workers = JoinSet::new();
+            for _ in 0..4 {
+                let q = q.clone();
+                let in_flight = Arc::clone(&in_flight);
+                workers.spawn(async move {
+                    let mut processed = 0u32;
+                    while let Some(key) = q.get().await {
+                        assert!(
+                            in_flight.lock().insert(key),
+                            "{key} processed twice"
+                        );
+                        tokio::task::yield_now().await;
+                        assert!(in_flight.lock().remove(&key));
+                        q.done(&key);
+                        processed += 1;
+                    }
+                    processed
+                });
+            }
+            for n in 0..ADDS {
+                q.add(n % KEYS);
+                if n % 64 == 0 {
+                    tokio::task::yield_now().await;
+                }
+            }
+            timeout(Duration::from_secs(20), q.shut_down_with_drain())
+                .await
+                .expect("the drain ends");
+            let mut processed = 0;
+            while let Some(count) = workers.join_next().await {
+                processed += count.expect("a worker panicked");
+            }
+            assert!(processed >= KEYS, "each key was processed at least once");
+            assert!(processed <= ADDS);
+            assert_eq!(q.len(), 0);
+        }
     }
 }

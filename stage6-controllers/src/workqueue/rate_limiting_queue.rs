@@ -140,6 +140,7 @@ impl<T: Item> RateLimitingQueue<T> {
         }
     }
 
+    // ANCHOR: add_rate_limited
     /// Mirrors client-go's `rateLimitingType.AddRateLimited`: adds `item` after
     /// the delay the rate limiter gives it (which counts one more failure).
     pub fn add_rate_limited(&self, item: T) {
@@ -155,11 +156,13 @@ impl<T: Item> RateLimitingQueue<T> {
     }
 
     /// Mirrors client-go's `rateLimitingType.NumRequeues`: how many times the
-    /// item was requeued with [`add_rate_limited`](RateLimitingQueue::add_rate_limited)
-    /// since it was last forgotten.
+    /// item was requeued with
+    /// [`add_rate_limited`](RateLimitingQueue::add_rate_limited) since it was
+    /// last forgotten.
     pub fn num_requeues(&self, item: &T) -> usize {
         self.rate_limiter.num_requeues(item)
     }
+    // ANCHOR_END: add_rate_limited
 
     /// Mirrors [`DelayingQueue::add_after`].
     pub fn add_after(&self, item: T, duration: Duration) {
