@@ -71,6 +71,22 @@ pub async fn client_for(options: &ClientOptions) -> Result<kube::Client, String>
         .map_err(|error| format!("cannot build a client: {error}"))
 }
 
+/// How every component binary starts (`mini-controller-manager`,
+/// `mini-scheduler`, `hollow-node`): logging with the `--log` filter, then a
+/// client from its flags. On an error it says so as `name` and gives the exit
+/// code to return.
+pub async fn start_component(
+    name: &str,
+    options: &ClientOptions,
+    log: &str,
+) -> Result<kube::Client, std::process::ExitCode> {
+    super::logs::init(log);
+    client_for(options).await.map_err(|error| {
+        eprintln!("{name}: {error}");
+        std::process::ExitCode::FAILURE
+    })
+}
+
 /// A client for components that run in the API server's own process
 /// (`mini-cluster`): the server's URL, its generated CA when it made one, and
 /// the first token of its `--token-file`. With a certificate of the user's own

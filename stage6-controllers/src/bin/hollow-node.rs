@@ -17,8 +17,7 @@ use workspace_allocator as _;
 
 use clap::Parser;
 use stage5_apiserver::app::server::shutdown_signal;
-use stage6_controllers::app::client::{ClientOptions, client_for};
-use stage6_controllers::app::logs;
+use stage6_controllers::app::client::{ClientOptions, start_component};
 use stage6_controllers::kubemark::HollowNodeOptions;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
@@ -51,13 +50,10 @@ fn main() -> ExitCode {
 
 async fn run() -> ExitCode {
     let args = Args::parse();
-    logs::init(&args.log);
-    let client = match client_for(&args.client).await {
+    let client = match start_component("hollow-node", &args.client, &args.log).await
+    {
         Ok(client) => client,
-        Err(error) => {
-            eprintln!("hollow-node: {error}");
-            return ExitCode::FAILURE;
-        }
+        Err(code) => return code,
     };
     if args.node.first_index.checked_add(args.nodes).is_none() {
         eprintln!("hollow-node: --first-index plus --nodes is too large");

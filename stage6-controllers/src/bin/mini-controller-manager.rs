@@ -21,9 +21,8 @@ use workspace_allocator as _;
 use clap::Parser;
 use stage5_apiserver::app::server::shutdown_signal;
 use stage5_apiserver::say;
-use stage6_controllers::app::client::{ClientOptions, client_for};
+use stage6_controllers::app::client::{ClientOptions, start_component};
 use stage6_controllers::app::controllermanager::ControllerManager;
-use stage6_controllers::app::logs;
 use stage6_controllers::app::options::ControllerManagerOptions;
 
 /// Kubernetes' ReplicaSet, Deployment and garbage-collector controllers over
@@ -57,14 +56,13 @@ fn main() -> ExitCode {
 
 async fn run() -> ExitCode {
     let args = Args::parse();
-    logs::init(&args.log);
-    let client = match client_for(&args.client).await {
-        Ok(client) => client,
-        Err(error) => {
-            eprintln!("mini-controller-manager: {error}");
-            return ExitCode::FAILURE;
-        }
-    };
+    let client =
+        match start_component("mini-controller-manager", &args.client, &args.log)
+            .await
+        {
+            Ok(client) => client,
+            Err(code) => return code,
+        };
     let listener = match tokio::net::TcpListener::bind(args.bind_address).await {
         Ok(listener) => listener,
         Err(error) => {

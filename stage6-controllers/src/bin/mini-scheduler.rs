@@ -18,8 +18,7 @@ use workspace_allocator as _;
 
 use clap::Parser;
 use stage5_apiserver::app::server::shutdown_signal;
-use stage6_controllers::app::client::{ClientOptions, client_for};
-use stage6_controllers::app::logs;
+use stage6_controllers::app::client::{ClientOptions, start_component};
 use stage6_controllers::scheduler::{Scheduler, SchedulerOptions};
 use tokio_util::sync::CancellationToken;
 
@@ -48,14 +47,11 @@ fn main() -> ExitCode {
 
 async fn run() -> ExitCode {
     let args = Args::parse();
-    logs::init(&args.log);
-    let client = match client_for(&args.client).await {
-        Ok(client) => client,
-        Err(error) => {
-            eprintln!("mini-scheduler: {error}");
-            return ExitCode::FAILURE;
-        }
-    };
+    let client =
+        match start_component("mini-scheduler", &args.client, &args.log).await {
+            Ok(client) => client,
+            Err(code) => return code,
+        };
     let shutdown = CancellationToken::new();
     let scheduler = tokio::spawn(
         Scheduler::new(client, args.scheduler.config()).run(shutdown.clone()),
