@@ -32,6 +32,7 @@ use std::marker::PhantomData;
 use std::sync::Arc;
 
 use futures::StreamExt;
+use http::Request as HttpRequest;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{
     ListMeta, Status, StatusCause, StatusDetails,
 };
@@ -230,11 +231,11 @@ where
                     message: format!("cannot build the list URL {uri:?}: {source}"),
                 })?;
         }
-        let body: ListBody<K> = self
-            .client
-            .request(request)
-            .await
-            .map_err(|error| from_kube(error, "a list response"))?;
+        let body: ListBody<K> = retry_on_closed_connection(|| {
+            self.client.request(copy_request(&request))
+        })
+        .await
+        .map_err(|error| from_kube(error, "a list response"))?;
         Ok(ListPage {
             items: body
                 .items
@@ -255,11 +256,12 @@ where
             .map_err(|source| Error::InvalidOptions {
                 message: source.to_string(),
             })?;
-        let events = self
-            .client
-            .request_events::<Box<RawValue>>(request)
-            .await
-            .map_err(|error| from_kube(error, "a watch response"))?;
+        let events = retry_on_closed_connection(|| {
+            self.client
+                .request_events::<Box<RawValue>>(copy_request(&request))
+        })
+        .await
+        .map_err(|error| from_kube(error, "a watch response"))?;
         let expected = Arc::clone(&self.expected);
         // Mirrors `StreamWatcher.receive`: a stream that breaks with a probable EOF
         // (a reset connection, an unexpected EOF) ends quietly, as if the
@@ -354,6 +356,38 @@ fn version_match(version_match: ResourceVersionMatch) -> VersionMatch {
         ResourceVersionMatch::NotOlderThan => VersionMatch::NotOlderThan,
         ResourceVersionMatch::Exact => VersionMatch::Exact,
     }
+}
+
+/// Mirrors the retry Go's `http.Transport` makes for client-go
+/// (`persistConn.shouldRetryRequest`): a replayable request (a `GET` without a
+/// body) sent on a kept-alive connection that the server, or a load balancer
+/// before it, had closed is sent once more on a new connection. kube's hyper
+/// client retries only a request it never wrote, so without this a list or a
+/// watch on such a connection would fail with a reset, and a Reflector would
+/// relist after a watch that never started. Once, and only on a probable EOF.
+async fn retry_on_closed_connection<T, F, Fut>(mut send: F) -> Result<T, kube::Error>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<T, kube::Error>>,
+{
+    match send().await {
+        Err(error) if is_probable_eof(&error) => {
+            tracing::debug!(%error, "the connection was closed; sending the request again");
+            send().await
+        }
+        other => other,
+    }
+}
+
+/// A copy of a request kube built (`http::Request` is not `Clone`): its method,
+/// URI, headers and body.
+fn copy_request(request: &HttpRequest<Vec<u8>>) -> HttpRequest<Vec<u8>> {
+    let mut copy = HttpRequest::new(request.body().clone());
+    *copy.method_mut() = request.method().clone();
+    *copy.uri_mut() = request.uri().clone();
+    *copy.headers_mut() = request.headers().clone();
+    *copy.version_mut() = request.version();
+    copy
 }
 
 // ANCHOR: is_probable_eof

@@ -85,6 +85,14 @@ pub enum StorageError {
     /// The watch cache is not ready yet (429, retry after a second).
     #[error("storage is (re)initializing")]
     TooManyRequests,
+    /// The write is larger than etcd takes in one request (500, no reason, etcd's
+    /// own message), refused before it reaches either backend: see
+    /// [`MAX_REQUEST_BYTES`](crate::etcd3::store::MAX_REQUEST_BYTES). Upstream's
+    /// `ErrorToAPIStatus` answers etcd's `rpctypes.ErrRequestTooLarge` so, and its
+    /// create, update and patch handlers first retry without `managedFields`
+    /// (`isTooLargeError`).
+    #[error("etcdserver: request is too large")]
+    RequestTooLarge,
     /// Anything else (500): the backend failed, or stored data does not decode.
     #[error("{0}")]
     Internal(String),
@@ -109,7 +117,7 @@ impl StorageError {
             StorageError::BadRequest(_) => 400,
             StorageError::Invalid { .. } => 422,
             StorageError::TooManyRequests => 429,
-            StorageError::Internal(_) => 500,
+            StorageError::RequestTooLarge | StorageError::Internal(_) => 500,
         }
     }
 
@@ -163,6 +171,8 @@ impl StorageError {
                 }),
             ),
             StorageError::Internal(_) => ("InternalError", None),
+            // `StatusReasonUnknown`, the empty reason, and no details.
+            StorageError::RequestTooLarge => ("", None),
         };
         let message = match self {
             StorageError::Internal(m) => format!("Internal error occurred: {m}"),
@@ -182,7 +192,8 @@ impl StorageError {
         }
         Status {
             code: Some(i32::from(self.code())),
-            reason: Some(reason.to_string()),
+            // Go's `omitempty`: `StatusReasonUnknown` is not sent.
+            reason: (!reason.is_empty()).then(|| reason.to_string()),
             message: Some(message),
             status: Some("Failure".to_string()),
             details,

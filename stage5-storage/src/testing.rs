@@ -12,7 +12,10 @@ use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+pub mod cluster;
 pub mod contract;
+
+pub use cluster::{EtcdCluster, EtcdMember};
 
 /// How long a started etcd may take to answer `/health`.
 const START_TIMEOUT: Duration = Duration::from_secs(20);

@@ -21,7 +21,7 @@ use crate::registry::{rest, strategy_for};
 use crate::status::ApiError;
 
 use super::rest::{
-    QueryParams, Rejection, check_uid_and_version, ensure_namespace, finish_update,
+    QueryParams, Rejection, check_name, check_version_and_fill_uid, finish_update,
     json_response, update_or_create_or_reject,
 };
 
@@ -78,27 +78,6 @@ pub(crate) async fn apply(
     Ok(json_response(code, &stored))
 }
 
-/// Mirrors `checkName`: the object's name and namespace must be the URL's.
-fn check_name(
-    info: &ResourceInfo,
-    obj: &mut Object,
-    namespace: Option<&str>,
-    name: &str,
-) -> Result<(), ApiError> {
-    if obj.name().is_empty() {
-        return Err(ApiError::bad_request(format!(
-            "the name of the object ({name} based on URL) was undeterminable: name must be provided"
-        )));
-    }
-    if obj.name() != name {
-        return Err(ApiError::bad_request(format!(
-            "the name of the object ({}) does not match the name on the URL ({name})",
-            obj.name()
-        )));
-    }
-    ensure_namespace(info, obj, namespace)
-}
-
 /// `BeforeCreate` for an apply that creates: the system fields, the
 /// namespace's defaults, and the create's validation.
 fn before_create(
@@ -117,8 +96,8 @@ fn before_create(
     Ok(next)
 }
 
-/// The update half, as a patch's: the name must be the URL's, uid cannot change
-/// (409), a resourceVersion in the configuration is a precondition, and the
+/// The update half, as a patch's: the name must be the URL's (400), a missing
+/// uid is the live one's and a different one 422, a resourceVersion in the configuration is a precondition, and the
 /// result is validated as an update.
 fn before_update(
     info: &ResourceInfo,
@@ -131,6 +110,6 @@ fn before_update(
     check_name(info, &mut next, namespace, name)
         .map_err(|error| rejected.reject(error))?;
     strategy_for(info).set_defaults(&mut next);
-    check_uid_and_version(info, &next, current)?;
+    check_version_and_fill_uid(info, &mut next, current)?;
     finish_update(info, next, current, rejected)
 }

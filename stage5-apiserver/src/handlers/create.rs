@@ -66,7 +66,16 @@ pub(crate) async fn create(
         // Validating admission, after `BeforeCreate`: NamespaceLifecycle.
         namespace_lifecycle::admit_create(registry, info, &name, namespace).await?;
         let key = object_key(info, namespace, &name);
-        match resource.dyn_storage.create(key, obj.clone()).await {
+        let mut created =
+            resource.dyn_storage.create(key.clone(), obj.clone()).await;
+        // `CreateResource`'s `isTooLargeError` retry: once more without
+        // `managedFields`, which can be large and are safe to drop.
+        if matches!(created, Err(StorageError::RequestTooLarge)) {
+            let mut slim = obj.clone();
+            slim.metadata.managed_fields = None;
+            created = resource.dyn_storage.create(key, slim).await;
+        }
+        match created {
             Ok(created) => return Ok(json_response(StatusCode::CREATED, &created)),
             Err(error @ StorageError::AlreadyExists { .. })
                 if generate.is_some() =>

@@ -38,19 +38,20 @@ use stage5_storage::Object;
 use stage5_storage::{StorageError, object_key};
 
 use super::rest::{
-    Rejection, check_type, check_uid_and_version, json_response, record_and_finish,
-    update_or_reject,
+    Rejection, check_name, check_type, check_version_and_fill_uid, json_response,
+    record_and_finish, update_or_reject_dropping_managed_fields,
 };
 
 /// Mirrors `PatchResource`: inside `GuaranteedUpdate`, the current object is
 /// encoded, patched (RFC 6902, RFC 7386 or a strategic merge patch over the
 /// kind's patch metadata) and decoded again.
-/// A resourceVersion in the patch is a precondition; uid cannot change (409). The
+/// As upstream's `patcher.applyPatch`, the patched object's name and namespace
+/// must still be the URL's ([`check_name`]: 400, also for a patch that removes
+/// them). A resourceVersion in the patch is a precondition (409); a patch that
+/// removes the uid keeps the stored one, and one that changes it is 422. The
 /// patched object is validated as an update
 /// ([`validate_update`](crate::registry::rest::validate_update)) before it is
-/// stored: a changed name or namespace (`field is immutable`), a bad label or
-/// annotation is 422. (Upstream's `checkName` answers a changed name or namespace with 400
-/// before that.)
+/// stored: a changed uid (`field is immutable`), a bad label or annotation is 422.
 pub(crate) async fn patch(
     resource: &RegisteredResource,
     namespace: Option<&str>,
@@ -64,6 +65,8 @@ pub(crate) async fn patch(
     let patch = Patch::decode(patch_type, body)?;
     let key = object_key(&info, namespace, name);
     let schema = resource.strategy.patch_meta();
+    let namespace = namespace.map(str::to_string);
+    let name = name.to_string();
     let update = move |current: &Object, rejected: &Rejection| {
         let mut value = serde_json::to_value(current)
             .map_err(|e| StorageError::Internal(e.to_string()))?;
@@ -77,11 +80,14 @@ pub(crate) async fn patch(
             StorageError::BadRequest(e.status.message.unwrap_or_default())
         })?;
         next.types = Some(info.type_meta());
-        check_uid_and_version(&info, &next, current)?;
+        check_name(&info, &mut next, namespace.as_deref(), &name)
+            .map_err(|error| rejected.reject(error))?;
+        check_version_and_fill_uid(&info, &mut next, current)?;
         crate::registry::strategy_for(&info).set_defaults(&mut next);
         record_and_finish(&info, next, current, &manager, rejected)
     };
-    let patched = update_or_reject(resource, key, update).await?;
+    let patched =
+        update_or_reject_dropping_managed_fields(resource, key, update).await?;
     Ok(json_response(StatusCode::OK, &patched))
 }
 

@@ -314,6 +314,42 @@ where
     update_or_create_or_reject(resource, key, false, update).await
 }
 
+/// Mirrors the retry of `UpdateResource` and `PatchResource` on
+/// `isTooLargeError`: an update too large for etcd
+/// ([`StorageError::RequestTooLarge`]) is tried once more without
+/// `managedFields`, which can be large and are safe to drop; the second
+/// refusal is the answer.
+pub(crate) async fn update_or_reject_dropping_managed_fields<F>(
+    resource: &RegisteredResource,
+    key: String,
+    update: F,
+) -> Result<std::sync::Arc<Object>, ApiError>
+where
+    F: FnMut(&Object, &Rejection) -> Result<Object, StorageError>
+        + Clone
+        + Send
+        + 'static,
+{
+    match update_or_reject(resource, key.clone(), update.clone()).await {
+        Err(error) if is_too_large_error(&error) => {
+            let mut update = update;
+            update_or_reject(resource, key, move |current, rejected| {
+                let mut next = update(current, rejected)?;
+                next.metadata.managed_fields = None;
+                Ok(next)
+            })
+            .await
+        }
+        other => other,
+    }
+}
+
+/// Mirrors `isTooLargeError`: the answer is etcd's refusal of a write too large.
+pub(crate) fn is_too_large_error(error: &ApiError) -> bool {
+    let too_large = StorageError::RequestTooLarge.to_status();
+    error.status.code == too_large.code && error.status.message == too_large.message
+}
+
 /// [`update_or_reject`] with preconditions on the stored object (a uid, a
 /// resourceVersion): 409 when they do not hold.
 pub(crate) async fn update_or_reject_with<F>(
@@ -402,28 +438,69 @@ pub(crate) fn finish_update(
     Ok(next)
 }
 
-/// The checks of a patched or applied object against the live one: its uid may
-/// not change (409), and a resourceVersion it carries is a precondition (400 if
-/// it does not parse, 409 if it is not the live one's).
-pub(crate) fn check_uid_and_version(
+/// The checks of a patched or applied object against the live one, as
+/// upstream's store and `rest.BeforeUpdate` make them after `applyPatch`:
+/// - a resourceVersion it carries is a precondition (400 if it does not parse,
+///   409 if it is not the live one's); none is an unconditional update
+///   (`AllowUnconditionalUpdate`), so it gets the live one's;
+/// - a missing uid is the live one's (`BeforeUpdate`'s "use the existing UID if
+///   none is provided"); a different one is left for
+///   [`validate_update`](crate::registry::rest::validate_update) to answer 422,
+///   `field is immutable`.
+pub(crate) fn check_version_and_fill_uid(
     info: &ResourceInfo,
-    next: &Object,
+    next: &mut Object,
     current: &Object,
 ) -> Result<(), StorageError> {
-    if next.metadata.uid != current.metadata.uid {
-        return Err(StorageError::Conflict {
-            plural: info.qualified_resource(),
-            name: current.name().to_string(),
-            message:
-                "Precondition failed: UID in precondition does not match the object"
-                    .into(),
-        });
-    }
-    if next.resource_version() != current.resource_version() {
+    if next.resource_version().is_empty() {
+        next.metadata.resource_version = current.metadata.resource_version.clone();
+    } else if next.resource_version() != current.resource_version() {
         parse_resource_version(next.resource_version())?;
         return Err(conflict(info, current.name()));
     }
+    if next.metadata.uid.as_deref().unwrap_or("").is_empty() {
+        next.metadata.uid = current.metadata.uid.clone();
+    }
     Ok(())
+}
+
+/// Mirrors `checkName` (`handlers/rest.go`), which `applyPatch` runs on a
+/// patched or applied object: its name must be the URL's, and a namespace it
+/// names must be the URL's, both 400. An object without a namespace gets the
+/// URL's, as `rest.BeforeUpdate`'s `ValidNamespace` gives it.
+pub(crate) fn check_name(
+    info: &ResourceInfo,
+    obj: &mut Object,
+    namespace: Option<&str>,
+    name: &str,
+) -> Result<(), ApiError> {
+    if obj.name().is_empty() {
+        return Err(ApiError::bad_request(format!(
+            "the name of the object ({name} based on URL) was undeterminable: name must be provided"
+        )));
+    }
+    if obj.name() != name {
+        return Err(ApiError::bad_request(format!(
+            "the name of the object ({}) does not match the name on the URL ({name})",
+            obj.name()
+        )));
+    }
+    if !info.namespaced {
+        obj.metadata.namespace = None;
+        return Ok(());
+    }
+    let url_ns = namespace.unwrap_or("");
+    match obj.metadata.namespace.as_deref() {
+        Some(ns) if !ns.is_empty() && ns != url_ns => {
+            Err(ApiError::bad_request(format!(
+                "the namespace of the object ({ns}) does not match the namespace on the URL ({url_ns})"
+            )))
+        }
+        _ => {
+            obj.metadata.namespace = Some(url_ns.to_string());
+            Ok(())
+        }
+    }
 }
 
 /// The end of an update or a patch: the manager's changed fields recorded as an

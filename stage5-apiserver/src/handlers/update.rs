@@ -12,7 +12,7 @@ use stage5_storage::{Preconditions, object_key, parse_resource_version};
 
 use super::rest::{
     Rejection, conflict, decode_body, ensure_namespace, json_response,
-    record_and_finish, update_or_reject,
+    record_and_finish, update_or_reject_dropping_managed_fields,
 };
 
 /// Mirrors `UpdateResource` → `Store.Update` → `GuaranteedUpdate`: the body replaces
@@ -57,6 +57,7 @@ pub(crate) async fn update(
         next.metadata.uid = current.metadata.uid.clone();
         record_and_finish(&info, next, current, &manager, rejected)
     };
-    let updated = update_or_reject(resource, key, update).await?;
+    let updated =
+        update_or_reject_dropping_managed_fields(resource, key, update).await?;
     Ok(json_response(StatusCode::OK, &updated))
 }

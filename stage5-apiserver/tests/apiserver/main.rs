@@ -20,6 +20,8 @@
 //! - [`fault_convergence`]: the informer through a compaction, cut and frozen
 //!   connections (a real 410) and a server restart, under 1,200 seeded random
 //!   writes, on the embedded store and real etcd: its cache equals the server's;
+//! - [`ha_haproxy`]: three mini-apiservers on a three-member etcd behind HAProxy:
+//!   an API server and an etcd member killed mid-run, nothing lost, no relist;
 //! - [`resource_version_limits`]: resource versions at the integer limits
 //!   (504, 400, open watches) with and without the watch cache, and
 //!   `timeoutSeconds=0`;
@@ -29,6 +31,8 @@
 mod compaction;
 mod end_to_end_example;
 mod fault_convergence;
+#[cfg(feature = "etcd")]
+mod ha_haproxy;
 mod kubectl_workshop;
 mod resource_version_limits;
 mod server_connections;

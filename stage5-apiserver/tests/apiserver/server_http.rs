@@ -620,8 +620,9 @@ async fn every_verb_and_its_errors() {
                 json!({"metadata": {"name": "renamed"}}),
             )
             .await,
-        422,
-        "Invalid",
+        // `checkName`, after the patch and before validation.
+        400,
+        "BadRequest",
     );
     assert_status(
         &http
@@ -930,6 +931,112 @@ async fn a_body_over_the_limit_is_a_413_status() {
         StatusCode::CREATED
     );
     server.shutdown().await;
+}
+
+/// A pod with `n` labels `l00000`… of 63-byte values: 75 bytes of JSON a
+/// label, and 14 more in its `managedFields` entry.
+fn pod_with_labels(name: &str, n: usize) -> Value {
+    let value = "v".repeat(63);
+    let labels: serde_json::Map<String, Value> = (0..n)
+        .map(|i| (format!("l{i:05}"), Value::from(value.as_str())))
+        .collect();
+    let mut pod = pod(name, "n1", "web");
+    pod["metadata"]["labels"] = Value::Object(labels);
+    pod
+}
+
+/// Objects too large for etcd's 1.5 MiB request limit, answered as
+/// kube-apiserver answers them (`isTooLargeError` in `create.go` and
+/// `patch.go`), the same on both backends:
+/// - a pod that fits only without its `managedFields` is stored without them;
+/// - so is a patch that makes a pod so;
+/// - a pod too large even without them is 500 with etcd's own message and no
+///   reason, and nothing is stored;
+/// - a body over the 3 MiB request limit is 413 before it is decoded.
+async fn objects_too_large_for_etcd(server: RunningServer) {
+    let http = Http::new(&server);
+    // 19,000 labels: 1.43 MB, and 1.69 MB with the manager's entries.
+    let fits = http.post(PODS, pod_with_labels("fits", 19_000)).await;
+    assert_eq!(fits.status, StatusCode::CREATED, "{}", fits.body["message"]);
+    assert_eq!(
+        fits.body["metadata"]["labels"]["l18999"]
+            .as_str()
+            .map(str::len),
+        Some(63)
+    );
+    assert!(fits.body["metadata"].get("managedFields").is_none());
+
+    let small = http.post(PODS, pod("grows", "n1", "web")).await;
+    assert_eq!(small.status, StatusCode::CREATED);
+    assert!(small.body["metadata"]["managedFields"].is_array());
+    let labels = pod_with_labels("grows", 19_000)["metadata"]["labels"].clone();
+    let grown = http
+        .patch(
+            &format!("{PODS}/grows"),
+            "application/merge-patch+json",
+            json!({"metadata": {"labels": labels}}),
+        )
+        .await;
+    assert_eq!(grown.status, StatusCode::OK, "{}", grown.body["message"]);
+    assert!(grown.body["metadata"].get("managedFields").is_none());
+    assert_eq!(grown.body["metadata"]["labels"]["app"], "web");
+
+    // 22,000 labels: 1.65 MB without managedFields.
+    let refused = http.post(PODS, pod_with_labels("too-large", 22_000)).await;
+    assert_eq!(refused.status.as_u16(), 500, "{}", refused.body);
+    assert_eq!(refused.body["kind"], "Status");
+    assert_eq!(refused.body["code"], 500);
+    assert_eq!(refused.body["message"], "etcdserver: request is too large");
+    assert!(refused.body.get("reason").is_none(), "{}", refused.body);
+    assert_status(
+        &http.get(&format!("{PODS}/too-large")).await,
+        404,
+        "NotFound",
+    );
+
+    // 45,000 labels: 3.4 MB, over kube-apiserver's `MaxRequestBodyBytes`.
+    let body = http.post(PODS, pod_with_labels("over-body", 45_000)).await;
+    assert_status(&body, 413, "RequestEntityTooLarge");
+    assert_eq!(
+        body.body["message"],
+        "Request entity too large: limit is 3145728"
+    );
+
+    let list = http.get(PODS).await;
+    let names: Vec<&str> = list.body["items"]
+        .as_array()
+        .expect("items")
+        .iter()
+        .filter_map(|pod| pod["metadata"]["name"].as_str())
+        .collect();
+    assert_eq!(names, ["fits", "grows"]);
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn objects_too_large_for_etcd_are_refused_on_the_embedded_store() {
+    timeout(6 * WAIT, objects_too_large_for_etcd(start_default().await))
+        .await
+        .expect("the requests finish in time");
+}
+
+#[cfg(feature = "etcd")]
+#[tokio::test]
+async fn objects_too_large_for_etcd_are_refused_on_real_etcd() {
+    use stage5_storage::testing::EtcdServer;
+    let Some(etcd) = EtcdServer::start_or_skip_async(
+        "objects_too_large_for_etcd_are_refused_on_real_etcd",
+    )
+    .await
+    else {
+        return;
+    };
+    let config =
+        ServerConfig::for_tests().backend(Backend::Etcd(vec![etcd.client_url()]));
+    timeout(6 * WAIT, objects_too_large_for_etcd(start(config).await))
+        .await
+        .expect("the requests finish in time");
+    drop(etcd);
 }
 
 #[tokio::test]

@@ -341,3 +341,84 @@ async fn valid_objects_at_the_limits_still_create() {
     assert_eq!(status, StatusCode::OK, "{body}");
     server.shutdown().await;
 }
+
+/// A merge patch on a pod's name and uid, answered as upstream's
+/// `patcher.applyPatch` (`checkName`) and `rest.BeforeUpdate` answer it: a patch
+/// that removes the metadata or renames the pod is 400; one that removes the uid
+/// keeps the stored uid (200); one that changes it is 422, `field is immutable`,
+/// once per update validation that checks it; one that removes the
+/// resourceVersion is an unconditional update. Only the two 200s change the pod.
+#[tokio::test]
+async fn a_patch_keeps_the_name_and_the_uid_of_the_stored_pod() {
+    let server = start().await;
+    let (status, created) =
+        post(&server, PODS, pod("p", json!({"app": "web"}))).await;
+    assert_eq!(status, StatusCode::CREATED, "{created}");
+    let uid = created["metadata"]["uid"]
+        .as_str()
+        .expect("uid")
+        .to_string();
+    let patch = |body: Value| {
+        call(
+            &server,
+            Method::PATCH,
+            "/api/v1/namespaces/default/pods/p",
+            "application/merge-patch+json",
+            Some(body),
+        )
+    };
+
+    let bad_requests = [
+        (
+            json!({"metadata": null}),
+            "the name of the object (p based on URL) was undeterminable: name must be provided",
+        ),
+        (
+            json!({"metadata": {"name": "q"}}),
+            "the name of the object (q) does not match the name on the URL (p)",
+        ),
+        (
+            json!({"metadata": {"namespace": "other"}}),
+            "the namespace of the object (other) does not match the namespace on the URL (default)",
+        ),
+    ];
+    for (body, message) in bad_requests {
+        let (status, answer) = patch(body.clone()).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{body}: {answer}");
+        assert_eq!(answer["reason"], "BadRequest", "{answer}");
+        assert_eq!(answer["message"], message, "{answer}");
+    }
+
+    let (status, answer) = patch(json!({"metadata": {"uid": "other"}})).await;
+    let detail = "Invalid value: \"other\": field is immutable";
+    let message = format!("Pod \"p\" is invalid: metadata.uid: {detail}");
+    let cause = ("FieldValueInvalid", detail, "metadata.uid");
+    assert_invalid(&(status, answer), &message, "p", None, "Pod", &[cause; 2]);
+
+    let (status, answer) =
+        patch(json!({"metadata": {"uid": null, "labels": {"step": "1"}}})).await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    assert_eq!(answer["metadata"]["uid"], uid.as_str());
+    assert_eq!(answer["metadata"]["labels"]["step"], "1");
+
+    let (status, answer) = patch(
+        json!({"metadata": {"resourceVersion": null, "labels": {"step": "2"}}}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    assert_eq!(answer["metadata"]["labels"]["step"], "2");
+
+    let (status, stored) =
+        call(&server, Method::GET, &format!("{PODS}/p"), "", None).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(stored["metadata"]["uid"], uid.as_str());
+    assert_eq!(
+        stored["metadata"]["labels"],
+        json!({"app": "web", "step": "2"})
+    );
+    assert_eq!(
+        stored["metadata"]["resourceVersion"],
+        answer["metadata"]["resourceVersion"]
+    );
+    server.shutdown().await;
+}

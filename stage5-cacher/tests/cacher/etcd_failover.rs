@@ -1,4 +1,4 @@
-//! Failover over a three-member etcd cluster (issue #15): a Storage and its Cacher
+//! Failover over a three-member etcd cluster ([`EtcdCluster`]): a Storage and its Cacher
 //! over all three endpoints keep writing while a follower dies, and then, with the
 //! follower back, while the leader dies. Every write eventually succeeds (the
 //! writer retries as an apiserver client retries a 5xx); the client sends nothing
@@ -11,9 +11,6 @@
 //! succeeded after it) for the follower and for the leader.
 
 use std::collections::BTreeMap;
-use std::net::SocketAddr;
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -23,7 +20,7 @@ use futures::StreamExt;
 use stage5_cacher::{Cacher, CacherConfig};
 use stage5_storage::etcd3::Etcd3Store;
 use stage5_storage::kv::{EtcdKv, Kv};
-use stage5_storage::testing::{free_port, http_get};
+use stage5_storage::testing::EtcdCluster;
 use stage5_storage::{
     Object, ResourceInfo, SelectionPredicate, Storage, StorageError, list_prefix,
     object_key,
@@ -32,146 +29,8 @@ use tokio::sync::mpsc;
 
 /// The whole scenario must end within this.
 const SCENARIO_TIMEOUT: Duration = Duration::from_secs(45);
-/// How long one member may take to answer `/health`.
-const START_TIMEOUT: Duration = Duration::from_secs(20);
 /// How long one write attempt may take before the writer gives up on it.
 const ATTEMPT_TIMEOUT: Duration = Duration::from_secs(5);
-
-/// One `etcd` member: its ports and data directory outlive its process, so it can
-/// be started again.
-struct Member {
-    name: String,
-    client_addr: SocketAddr,
-    peer_addr: SocketAddr,
-    data_dir: PathBuf,
-    child: Option<Child>,
-}
-
-impl Member {
-    fn client_url(&self) -> String {
-        format!("http://{}", self.client_addr)
-    }
-
-    /// Kills this member (SIGKILL, by the PID the test started) and reaps it.
-    fn kill(&mut self) {
-        if let Some(mut child) = self.child.take() {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
-    }
-}
-
-/// A three-member etcd cluster on free loopback ports, started and stopped by
-/// the test.
-struct Cluster {
-    members: Vec<Member>,
-}
-
-impl Cluster {
-    fn new() -> std::io::Result<Cluster> {
-        let mut members = Vec::new();
-        for i in 0..3 {
-            let data_dir = std::env::temp_dir().join(format!(
-                "etcd-failover-{}-{i}-{}",
-                std::process::id(),
-                free_port()?.port()
-            ));
-            members.push(Member {
-                name: format!("m{i}"),
-                client_addr: free_port()?,
-                peer_addr: free_port()?,
-                data_dir,
-                child: None,
-            });
-        }
-        let mut cluster = Cluster { members };
-        for i in 0..3 {
-            cluster.start(i)?;
-        }
-        for i in 0..3 {
-            cluster.wait_healthy(i)?;
-        }
-        Ok(cluster)
-    }
-
-    fn initial_cluster(&self) -> String {
-        self.members
-            .iter()
-            .map(|m| format!("{}=http://{}", m.name, m.peer_addr))
-            .collect::<Vec<_>>()
-            .join(",")
-    }
-
-    /// Starts member `i` (again, after a kill, from its data directory).
-    fn start(&mut self, i: usize) -> std::io::Result<()> {
-        let initial_cluster = self.initial_cluster();
-        let m = &mut self.members[i];
-        let client_url = m.client_url();
-        let peer_url = format!("http://{}", m.peer_addr);
-        let child = Command::new("etcd")
-            .arg(format!("--name={}", m.name))
-            .arg(format!("--data-dir={}", m.data_dir.display()))
-            .arg(format!("--listen-client-urls={client_url}"))
-            .arg(format!("--advertise-client-urls={client_url}"))
-            .arg(format!("--listen-peer-urls={peer_url}"))
-            .arg(format!("--initial-advertise-peer-urls={peer_url}"))
-            .arg(format!("--initial-cluster={initial_cluster}"))
-            .arg("--initial-cluster-token=failover")
-            .arg("--logger=zap")
-            .arg("--log-level=error")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()?;
-        m.child = Some(child);
-        Ok(())
-    }
-
-    /// Waits (bounded) until member `i` answers `/health` with a leader.
-    fn wait_healthy(&mut self, i: usize) -> std::io::Result<()> {
-        let deadline = Instant::now() + START_TIMEOUT;
-        let m = &mut self.members[i];
-        loop {
-            if let Some(child) = m.child.as_mut()
-                && let Some(status) = child.try_wait()?
-            {
-                return Err(std::io::Error::other(format!(
-                    "etcd {} exited: {status}",
-                    m.name
-                )));
-            }
-            if http_get(m.client_addr, "/health").is_ok_and(|b| b.contains("true")) {
-                return Ok(());
-            }
-            if Instant::now() > deadline {
-                return Err(std::io::Error::other(format!(
-                    "etcd {} not healthy in {START_TIMEOUT:?}",
-                    m.name
-                )));
-            }
-            // Polling an outside process until it is ready.
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-
-    /// The running member that is the Raft leader, by its `etcd_server_is_leader`
-    /// metric (no etcdctl needed).
-    fn leader(&self) -> Option<usize> {
-        self.members.iter().position(|m| {
-            m.child.is_some()
-                && http_get(m.client_addr, "/metrics")
-                    .is_ok_and(|b| b.contains("\netcd_server_is_leader 1"))
-        })
-    }
-}
-
-impl Drop for Cluster {
-    fn drop(&mut self) {
-        for m in &mut self.members {
-            m.kill();
-            let _ = std::fs::remove_dir_all(&m.data_dir);
-        }
-    }
-}
 
 /// What the writer reports: each write that succeeded, with when.
 struct Written {
@@ -322,11 +181,11 @@ async fn writes_and_watches_survive_the_death_of_any_one_of_three_members() {
 }
 
 async fn scenario() {
-    let mut cluster = tokio::task::spawn_blocking(Cluster::new)
+    let mut cluster = tokio::task::spawn_blocking(EtcdCluster::start)
         .await
         .unwrap()
         .expect("a three-member etcd cluster starts");
-    let urls: Vec<String> = cluster.members.iter().map(Member::client_url).collect();
+    let urls: Vec<String> = cluster.client_urls();
     let kv: Arc<dyn Kv> = Arc::new(EtcdKv::connect(&urls).await.unwrap());
     let store = Etcd3Store::new(Arc::clone(&kv), ResourceInfo::PODS);
     let cacher = Cacher::new(store.clone(), CacherConfig::default());
@@ -354,7 +213,7 @@ async fn scenario() {
     successes(&mut written, &mut all, 20).await;
 
     // It comes back; then the leader dies.
-    cluster.start(follower).unwrap();
+    cluster.start_member(follower).unwrap();
     tokio::task::block_in_place(|| cluster.wait_healthy(follower)).unwrap();
     successes(&mut written, &mut all, 10).await;
     let leader = cluster.leader().expect("the cluster has a leader");

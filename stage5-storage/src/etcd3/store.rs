@@ -172,6 +172,7 @@ impl Etcd3Store {
             ));
         }
         let data = encode(&mut obj)?;
+        check_request_size(&key, &data)?;
         let response = self
             .kv
             .txn(
@@ -500,6 +501,9 @@ impl Etcd3Store {
                 Swap::Keep(obj) => return Ok(obj),
                 Swap::Write(op, answer) => (op, answer),
             };
+            if let TxnOp::Put(data) = &op {
+                check_request_size(key, data)?;
+            }
             let compare = Compare::ModRevision(current.mod_revision);
             let response = self
                 .kv
@@ -658,7 +662,25 @@ impl Storage for Etcd3Store {
 }
 
 fn internal(err: KvError) -> StorageError {
-    StorageError::Internal(err.to_string())
+    match err {
+        KvError::RequestTooLarge => StorageError::RequestTooLarge,
+        err => StorageError::Internal(err.to_string()),
+    }
+}
+
+/// etcd's default `--max-request-bytes` (`embed.DefaultMaxRequestBytes`, 1.5
+/// MiB): the largest write etcd takes. Both backends refuse a larger key and
+/// value here, before the transaction, as etcd refuses it
+/// ([`StorageError::RequestTooLarge`]); etcd measures its whole raft request,
+/// a few dozen bytes more than the key and the value.
+pub const MAX_REQUEST_BYTES: usize = 1536 * 1024;
+
+/// Refuses a write that etcd would refuse for its size.
+fn check_request_size(key: &str, data: &[u8]) -> Result<(), StorageError> {
+    if key.len() + data.len() > MAX_REQUEST_BYTES {
+        return Err(StorageError::RequestTooLarge);
+    }
+    Ok(())
 }
 
 /// Mirrors `validateMinimumResourceVersion`: a requested version newer than etcd's

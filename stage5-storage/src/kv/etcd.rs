@@ -623,6 +623,12 @@ fn map_error(error: etcd_client::Error) -> KvError {
                 KvError::Compacted { compacted: 0 }
             } else if message.contains("required revision is a future revision") {
                 KvError::FutureRevision { current: 0 }
+            } else if message == "etcdserver: request is too large"
+                || message.contains("larger than max")
+            {
+                // etcd's own refusal (InvalidArgument), or gRPC's message
+                // limit (ResourceExhausted): `isTooLargeError`'s two cases.
+                KvError::RequestTooLarge
             } else {
                 // tonic's codes: 1 Cancelled, 4 DeadlineExceeded, 14 Unavailable;
                 // transport failures inside a call surface as 2

@@ -285,6 +285,10 @@ pub enum KvError {
     /// The backend refused the request; the message says why.
     #[error("etcd request failed: {0}")]
     Request(String),
+    /// etcd refused a write larger than its `--max-request-bytes`
+    /// (`rpctypes.ErrRequestTooLarge`).
+    #[error("etcdserver: request is too large")]
+    RequestTooLarge,
 }
 
 /// Mirrors the part of etcd's `clientv3.KV` and `clientv3.Watcher` that the

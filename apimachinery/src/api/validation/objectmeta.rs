@@ -199,15 +199,16 @@ fn validate_labels_and_annotations(meta: &ObjectMeta) -> ErrorList {
     errors
 }
 
-/// Mirrors `ValidateObjectMetaAccessorUpdate` under `metadata`: name and namespace
-/// are immutable (`field is immutable`), labels and annotations as on create. The
-/// resourceVersion, uid and timestamps are settled by the handlers before this
-/// runs, as `BeforeUpdate` settles them.
+/// Mirrors `ValidateObjectMetaAccessorUpdate` under `metadata`: name, namespace
+/// and uid are immutable (`field is immutable`), labels and annotations as on
+/// create. The resourceVersion and timestamps are settled by the handlers before
+/// this runs, as `BeforeUpdate` settles them, and so is a missing uid.
 pub fn validate_object_meta_update(new: &ObjectMeta, old: &ObjectMeta) -> ErrorList {
     let mut errors = ErrorList::new();
     let immutable = [
         ("metadata.name", &new.name, &old.name),
         ("metadata.namespace", &new.namespace, &old.namespace),
+        ("metadata.uid", &new.uid, &old.uid),
     ];
     for (field, new_value, old_value) in immutable {
         if new_value != old_value {
