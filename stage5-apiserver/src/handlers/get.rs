@@ -95,20 +95,19 @@ pub(crate) async fn list(
     let prefix = list_prefix(&resource.info, namespace);
     // `transformResponseObject`: a Table or metadata if negotiated.
     let transform = super::response::transform_for(media, query)?;
-    if transform.is_none() {
-        // The list itself: the items' JSON as the storage has it (the watch
-        // cache keeps each object encoded), copied into the body.
-        let result = resource
-            .dyn_storage
-            .get_list_encoded(prefix, options, predicate)
-            .await?;
-        return Ok(encoded_list_response(&resource.info, &result));
-    }
+    // The items' JSON as the storage has it (the watch cache keeps each object
+    // encoded): the list copies it into the body; a Table or metadata is
+    // built from it, decoding only what it shows.
     let result = resource
         .dyn_storage
-        .get_list(prefix, options, predicate)
+        .get_list_encoded(prefix, options, predicate)
         .await?;
-    super::response::list_answer(&resource.info, &result, transform)
+    match transform {
+        None => Ok(encoded_list_response(&resource.info, &result)),
+        Some(transform) => {
+            super::response::encoded_list_answer(&resource.info, &result, transform)
+        }
+    }
 }
 
 /// Reads the watch options (`ListOptions` with `watch=true`) and validates them like

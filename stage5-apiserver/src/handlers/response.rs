@@ -26,14 +26,15 @@ use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use k8s_openapi::jiff::Timestamp;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use serde_json::value::RawValue;
 use stage5_storage::Watch;
 use stage5_storage::{EncodedListResult, ListResult, Object, ResourceInfo};
 
 use super::negotiation::MediaTypeOptions;
 use super::rest::QueryParams;
-use crate::printers::{self, GenerateOptions, Table, TableMeta};
+use crate::printers::{self, GenerateOptions, RowObject, Table, TableMeta};
 use crate::status::ApiError;
 
 /// Mirrors `metav1.IncludeObjectPolicy`: what a Table row's `object` holds.
@@ -149,16 +150,6 @@ struct PartialObjectMetadata<'a> {
     metadata: &'a ObjectMeta,
 }
 
-/// `metav1.PartialObjectMetadataList`.
-#[derive(Serialize)]
-struct PartialObjectMetadataList<'a> {
-    kind: &'static str,
-    #[serde(rename = "apiVersion")]
-    api_version: &'static str,
-    metadata: TableMeta,
-    items: Vec<PartialObjectMetadata<'a>>,
-}
-
 /// Mirrors `meta.AsPartialObjectMetadata` with its kind set.
 fn partial<'a>(
     obj: &'a Object,
@@ -201,14 +192,14 @@ fn as_table(
     );
     table.api_version = api_version;
     for (row, obj) in table.rows.iter_mut().zip(objects) {
-        row.object = match options.include_object {
+        row.object = RowObject::Value(match options.include_object {
             IncludeObject::None => Value::Null,
             IncludeObject::Metadata => {
                 serde_json::to_value(partial(obj, api_version))
                     .unwrap_or(Value::Null)
             }
             IncludeObject::Object => whole(info, obj),
-        };
+        });
     }
     table
 }
@@ -232,48 +223,126 @@ fn json_answer<T: Serialize>(value: &T) -> Response {
     response
 }
 
-/// Mirrors `transformResponseObject` for a list: the list itself, a Table of it,
-/// or a `PartialObjectMetadataList`.
-pub fn list_answer(
+/// A `PartialObjectMetadata` of an object the watch cache keeps encoded: its
+/// `metadata` copied as the cache has it, never decoded.
+#[derive(Serialize)]
+struct RawPartialObjectMetadata<'a> {
+    kind: &'static str,
+    #[serde(rename = "apiVersion")]
+    api_version: &'static str,
+    metadata: &'a RawValue,
+}
+
+/// A `PartialObjectMetadataList` of such objects.
+#[derive(Serialize)]
+struct RawPartialObjectMetadataList<'a> {
+    kind: &'static str,
+    #[serde(rename = "apiVersion")]
+    api_version: &'static str,
+    metadata: TableMeta,
+    items: Vec<RawPartialObjectMetadata<'a>>,
+}
+
+/// The `metadata` of an encoded object, as it is encoded; every other field is
+/// read past.
+fn raw_partial<'a>(
+    json: &'a [u8],
+    api_version: &'static str,
+) -> Result<RawPartialObjectMetadata<'a>, ApiError> {
+    #[derive(Deserialize)]
+    struct MetadataOnly<'a> {
+        #[serde(borrow)]
+        metadata: &'a RawValue,
+    }
+    let only: MetadataOnly<'a> = serde_json::from_slice(json).map_err(internal)?;
+    Ok(RawPartialObjectMetadata {
+        kind: "PartialObjectMetadata",
+        api_version,
+        metadata: only.metadata,
+    })
+}
+
+fn internal(error: serde_json::Error) -> ApiError {
+    ApiError::from(stage5_storage::StorageError::Internal(error.to_string()))
+}
+
+/// Mirrors `transformResponseObject` for a list: a Table or a
+/// `PartialObjectMetadataList` of a list the
+/// storage answered encoded (the watch cache's JSON, shared), with the same
+/// bytes as from decoded objects but without decoding what the answer does not
+/// show, as upstream's `cachingObject` avoids encoding an object twice:
+/// - a `PartialObjectMetadataList` copies each object's `metadata` as it is
+///   encoded;
+/// - a Table decodes each object without its `managedFields`, which no printer
+///   reads, and copies each row's `PartialObjectMetadata` the same way.
+pub fn encoded_list_answer(
     info: &ResourceInfo,
-    result: &ListResult,
-    transform: Option<Transform>,
+    result: &EncodedListResult,
+    transform: Transform,
 ) -> Result<Response, ApiError> {
-    let metadata = || TableMeta {
+    let metadata = TableMeta {
         resource_version: result.resource_version.to_string(),
         continue_token: result.continue_token.clone(),
         remaining_item_count: result.remaining_item_count,
     };
-    let objects: Vec<&Object> = result.items.iter().map(AsRef::as_ref).collect();
     match transform {
-        None => Ok(list_response(info, result)),
-        Some(Transform::Table {
+        Transform::Table {
             api_version,
             options,
-        }) => Ok(json_answer(&as_table(
-            info,
-            &objects,
-            metadata(),
-            api_version,
-            options,
-        ))),
-        Some(Transform::PartialObjectMetadata { .. }) => {
-            Err(not_acceptable(format!(
-                "you requested PartialObjectMetadata, but the requested object is a list ({})",
-                go_type(info, true)
-            )))
+        } => {
+            let objects = result
+                .items
+                .iter()
+                .map(|json| Object::from_json_without_managed_fields(json))
+                .collect::<Result<Vec<Object>, _>>()
+                .map_err(internal)?;
+            let refs: Vec<&Object> = objects.iter().collect();
+            let mut table = printers::generate_table(
+                crate::registry::strategy_for(info).table_handler(),
+                &refs,
+                metadata,
+                GenerateOptions {
+                    no_headers: options.no_headers,
+                },
+                Timestamp::now(),
+            );
+            table.api_version = api_version;
+            for (row, json) in table.rows.iter_mut().zip(&result.items) {
+                row.object = match options.include_object {
+                    IncludeObject::None => RowObject::Value(Value::Null),
+                    IncludeObject::Metadata => RowObject::Raw(
+                        serde_json::value::to_raw_value(&raw_partial(
+                            json,
+                            api_version,
+                        )?)
+                        .map_err(internal)?,
+                    ),
+                    IncludeObject::Object => {
+                        let whole_object: Object =
+                            serde_json::from_slice(json).map_err(internal)?;
+                        RowObject::Value(whole(info, &whole_object))
+                    }
+                };
+            }
+            Ok(json_answer(&table))
         }
-        Some(Transform::PartialObjectMetadataList { api_version }) => {
-            Ok(json_answer(&PartialObjectMetadataList {
+        Transform::PartialObjectMetadataList { api_version } => {
+            let items = result
+                .items
+                .iter()
+                .map(|json| raw_partial(json, api_version))
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok(json_answer(&RawPartialObjectMetadataList {
                 kind: "PartialObjectMetadataList",
                 api_version,
-                metadata: metadata(),
-                items: objects
-                    .iter()
-                    .map(|obj| partial(obj, api_version))
-                    .collect(),
+                metadata,
+                items,
             }))
         }
+        Transform::PartialObjectMetadata { .. } => Err(not_acceptable(format!(
+            "you requested PartialObjectMetadata, but the requested object is a list ({})",
+            go_type(info, true)
+        ))),
     }
 }
 

@@ -13,7 +13,7 @@
 //!
 //! | Go                                                    | Rust                           |
 //! |-------------------------------------------------------|--------------------------------|
-//! | `metav1.Table`, `TableColumnDefinition`, `TableRow`   | [`Table`], [`Column`], [`TableRow`] |
+//! | `metav1.Table`, `TableColumnDefinition`, `TableRow`   | [`Table`], [`Column`], [`TableRow`], [`RowObject`] |
 //! | `HumanReadableGenerator.GenerateTable`                | [`generate_table`]             |
 //! | `TableGenerator.TableHandler` (one kind's columns and print function) | [`TableHandler`] |
 //! | `internalversion.AddHandlers`' registrations          | [`internalversion::POD`], [`internalversion::DEPLOYMENT`], ... |
@@ -69,7 +69,28 @@ pub struct TableRow {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<RowCondition>,
     /// The object the row is about.
-    pub object: Value,
+    pub object: RowObject,
+}
+
+/// A row's `object`: built as a JSON value, or JSON the cache already holds,
+/// written out as it is.
+#[derive(Clone, Debug, Serialize)]
+#[serde(untagged)]
+pub enum RowObject {
+    /// A value (`null` until the caller fills it).
+    Value(Value),
+    /// Encoded JSON, copied into the answer without being decoded.
+    Raw(Box<serde_json::value::RawValue>),
+}
+
+impl PartialEq for RowObject {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (RowObject::Value(a), RowObject::Value(b)) => a == b,
+            (RowObject::Raw(a), RowObject::Raw(b)) => a.get() == b.get(),
+            _ => false,
+        }
+    }
 }
 
 /// `metav1.ListMeta` as a Table carries it.
@@ -135,7 +156,7 @@ impl TableHandler {
         TableRow {
             cells,
             conditions,
-            object: Value::Null,
+            object: RowObject::Value(Value::Null),
         }
     }
 }
