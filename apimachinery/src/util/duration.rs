@@ -1,4 +1,6 @@
-//! Ages for humans: mirrors apimachinery's [`pkg/util/duration/duration.go`]
+//! Durations for humans. [`parse_duration`] reads a command-line flag's duration
+//! as Go's `time.ParseDuration` does. Ages mirror apimachinery's
+//! [`pkg/util/duration/duration.go`]
 //! (`HumanDuration`), which every printer's `AGE` column goes through
 //! (`translateTimestampSince` in kubernetes' `pkg/printers/internalversion`).
 //!
@@ -64,6 +66,56 @@ pub fn human_duration(d: SignedDuration) -> String {
         return format!("{}y{dy}d", hours / 24 / 365);
     }
     format!("{}y", hours / 24 / 365)
+}
+
+/// A duration as Go's `time.ParseDuration` reads the ones command-line flags
+/// use (kube-apiserver's `--etcd-compaction-interval=5m`, a tool's `--idle 40s`): numbers
+/// with `ms`, `s`, `m` or `h`, summed (`32s`, `500ms`, `1h30m`); a bare number
+/// is seconds.
+pub fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
+    let text = text.trim();
+    let bad_unit = |unit: &str| {
+        format!(
+            "{text:?} has an unknown unit {unit:?}: use ms, s, m or h (like 32s)"
+        )
+    };
+    let not_a_duration = || {
+        format!(
+            "{text:?} is not a duration: expected a whole number and a unit, like 32s"
+        )
+    };
+    if !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) {
+        return text
+            .parse()
+            .map(std::time::Duration::from_secs)
+            .map_err(|_| not_a_duration());
+    }
+    let mut total = std::time::Duration::ZERO;
+    let mut rest = text;
+    if rest.is_empty() {
+        return Err(not_a_duration());
+    }
+    while !rest.is_empty() {
+        let digits = rest
+            .find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(rest.len());
+        let (number, tail) = rest.split_at(digits);
+        let number: u64 = number.parse().map_err(|_| not_a_duration())?;
+        let unit_len = tail
+            .find(|c: char| c.is_ascii_digit())
+            .unwrap_or(tail.len());
+        let (unit, next) = tail.split_at(unit_len);
+        let part = match unit {
+            "ms" => std::time::Duration::from_millis(number),
+            "s" => std::time::Duration::from_secs(number),
+            "m" => std::time::Duration::from_secs(number.saturating_mul(60)),
+            "h" => std::time::Duration::from_secs(number.saturating_mul(3600)),
+            _ => return Err(bad_unit(unit)),
+        };
+        total = total.saturating_add(part);
+        rest = next;
+    }
+    Ok(total)
 }
 
 #[cfg(test)]

@@ -191,54 +191,8 @@ fn first_token(path: &std::path::Path) -> Option<String> {
         .map(|token| token.trim().to_owned())
 }
 
-/// A duration as Go's `time.ParseDuration` reads the ones flags use: numbers
-/// with `ms`, `s`, `m` or `h`, summed (`32s`, `500ms`, `1h30m`); a bare number
-/// is seconds.
-pub fn parse_duration(text: &str) -> Result<Duration, String> {
-    let text = text.trim();
-    let bad_unit = |unit: &str| {
-        format!(
-            "{text:?} has an unknown unit {unit:?}: use ms, s, m or h (like 32s)"
-        )
-    };
-    let not_a_duration = || {
-        format!(
-            "{text:?} is not a duration: expected a whole number and a unit, like 32s"
-        )
-    };
-    if !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) {
-        return text
-            .parse()
-            .map(Duration::from_secs)
-            .map_err(|_| not_a_duration());
-    }
-    let mut total = Duration::ZERO;
-    let mut rest = text;
-    if rest.is_empty() {
-        return Err(not_a_duration());
-    }
-    while !rest.is_empty() {
-        let digits = rest
-            .find(|c: char| !c.is_ascii_digit())
-            .unwrap_or(rest.len());
-        let (number, tail) = rest.split_at(digits);
-        let number: u64 = number.parse().map_err(|_| not_a_duration())?;
-        let unit_len = tail
-            .find(|c: char| c.is_ascii_digit())
-            .unwrap_or(tail.len());
-        let (unit, next) = tail.split_at(unit_len);
-        let part = match unit {
-            "ms" => Duration::from_millis(number),
-            "s" => Duration::from_secs(number),
-            "m" => Duration::from_secs(number.saturating_mul(60)),
-            "h" => Duration::from_secs(number.saturating_mul(3600)),
-            _ => return Err(bad_unit(unit)),
-        };
-        total = total.saturating_add(part);
-        rest = next;
-    }
-    Ok(total)
-}
+/// Go's `time.ParseDuration` for the flags, as apimachinery's helper reads it.
+pub use apimachinery::util::duration::parse_duration;
 
 /// A connection cap: a whole number, at least 1.
 fn parse_max_connections(text: &str) -> Result<usize, String> {
