@@ -12,6 +12,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::core::{DynamicResourceScope, Resource, TypeMeta};
 use serde::de::{DeserializeSeed, IgnoredAny, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize};
+use serde_json::value::RawValue;
 
 use crate::resource_info::ResourceInfo;
 
@@ -43,6 +44,7 @@ impl<'de> Deserialize<'de> for Object {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         deserializer.deserialize_map(ObjectVisitor {
             skip_managed_fields: false,
+            raw_metadata: None,
         })
     }
 }
@@ -93,19 +95,25 @@ impl<'de> Deserialize<'de> for ObjectKey {
     }
 }
 
-struct ObjectVisitor {
+struct ObjectVisitor<'a, 'de> {
     /// Read past `metadata.managedFields` instead of decoding it.
     skip_managed_fields: bool,
+    /// With `skip_managed_fields`: where to keep `metadata` as it is encoded
+    /// (the object's metadata is then decoded from it).
+    raw_metadata: Option<&'a mut Option<&'de RawValue>>,
 }
 
-impl<'de> Visitor<'de> for ObjectVisitor {
+impl<'de> Visitor<'de> for ObjectVisitor<'_, 'de> {
     type Value = Object;
 
     fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
         f.write_str("struct Object")
     }
 
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Object, A::Error> {
+    fn visit_map<A: MapAccess<'de>>(
+        mut self,
+        mut map: A,
+    ) -> Result<Object, A::Error> {
         let mut api_version = None;
         let mut kind = None;
         let mut metadata = None;
@@ -119,7 +127,20 @@ impl<'de> Visitor<'de> for ObjectVisitor {
                     kind = Some(map.next_value::<serde_json::Value>()?)
                 }
                 ObjectKey::Metadata if self.skip_managed_fields => {
-                    metadata = Some(map.next_value_seed(MetaWithoutManagedFields)?)
+                    metadata = Some(match self.raw_metadata.as_deref_mut() {
+                        Some(slot) => {
+                            let raw: &'de RawValue = map.next_value()?;
+                            *slot = Some(raw);
+                            MetaWithoutManagedFields
+                                .deserialize(
+                                    &mut serde_json::Deserializer::from_str(
+                                        raw.get(),
+                                    ),
+                                )
+                                .map_err(serde::de::Error::custom)?
+                        }
+                        None => map.next_value_seed(MetaWithoutManagedFields)?,
+                    })
                 }
                 ObjectKey::Metadata => {
                     metadata = Some(map.next_value::<ObjectMeta>()?)
@@ -205,9 +226,27 @@ impl Object {
         let mut deserializer = serde_json::Deserializer::from_slice(json);
         let obj = deserializer.deserialize_map(ObjectVisitor {
             skip_managed_fields: true,
+            raw_metadata: None,
         })?;
         deserializer.end()?;
         Ok(obj)
+    }
+
+    /// [`from_json_without_managed_fields`](Self::from_json_without_managed_fields),
+    /// and the object's `metadata` as it is encoded (managed fields included), in
+    /// the same pass: what a Table row needs, its cells and its
+    /// `PartialObjectMetadata`.
+    pub fn from_json_without_managed_fields_with_metadata(
+        json: &[u8],
+    ) -> serde_json::Result<(Object, Option<&RawValue>)> {
+        let mut raw_metadata = None;
+        let mut deserializer = serde_json::Deserializer::from_slice(json);
+        let obj = deserializer.deserialize_map(ObjectVisitor {
+            skip_managed_fields: true,
+            raw_metadata: Some(&mut raw_metadata),
+        })?;
+        deserializer.end()?;
+        Ok((obj, raw_metadata))
     }
 
     /// An object of `info`'s kind with this namespace and name, and `data` as its
@@ -338,6 +377,14 @@ pub(crate) mod tests {
         let slim = Object::from_json_without_managed_fields(json.as_bytes())
             .expect("without managed fields");
         assert_eq!(slim, whole);
+        let (with_metadata, raw) =
+            Object::from_json_without_managed_fields_with_metadata(json.as_bytes())
+                .expect("with its metadata");
+        assert_eq!(with_metadata, whole);
+        let raw: serde_json::Value =
+            serde_json::from_str(raw.expect("metadata").get()).expect("JSON");
+        assert_eq!(raw["managedFields"][0]["manager"], "kubectl");
+        assert_eq!(raw["name"], "web");
         assert!(Object::from_json_without_managed_fields(b"{} {}").is_err());
         assert!(Object::from_json_without_managed_fields(b"[1]").is_err());
     }

@@ -274,7 +274,8 @@ fn internal(error: serde_json::Error) -> ApiError {
 /// - a `PartialObjectMetadataList` copies each object's `metadata` as it is
 ///   encoded;
 /// - a Table decodes each object without its `managedFields`, which no printer
-///   reads, and copies each row's `PartialObjectMetadata` the same way.
+///   reads, and in the same pass keeps its encoded `metadata` for the row's
+///   `PartialObjectMetadata`.
 pub fn encoded_list_answer(
     info: &ResourceInfo,
     result: &EncodedListResult,
@@ -290,13 +291,15 @@ pub fn encoded_list_answer(
             api_version,
             options,
         } => {
-            let objects = result
+            let decoded = result
                 .items
                 .iter()
-                .map(|json| Object::from_json_without_managed_fields(json))
-                .collect::<Result<Vec<Object>, _>>()
+                .map(|json| {
+                    Object::from_json_without_managed_fields_with_metadata(json)
+                })
+                .collect::<Result<Vec<_>, _>>()
                 .map_err(internal)?;
-            let refs: Vec<&Object> = objects.iter().collect();
+            let refs: Vec<&Object> = decoded.iter().map(|(obj, _)| obj).collect();
             let mut table = printers::generate_table(
                 crate::registry::strategy_for(info).table_handler(),
                 &refs,
@@ -307,16 +310,28 @@ pub fn encoded_list_answer(
                 Timestamp::now(),
             );
             table.api_version = api_version;
-            for (row, json) in table.rows.iter_mut().zip(&result.items) {
+            for ((row, json), (_, metadata)) in
+                table.rows.iter_mut().zip(&result.items).zip(&decoded)
+            {
                 row.object = match options.include_object {
                     IncludeObject::None => RowObject::Value(Value::Null),
-                    IncludeObject::Metadata => RowObject::Raw(
-                        serde_json::value::to_raw_value(&raw_partial(
-                            json,
-                            api_version,
-                        )?)
-                        .map_err(internal)?,
-                    ),
+                    IncludeObject::Metadata => {
+                        let metadata = metadata.ok_or_else(|| {
+                            ApiError::from(stage5_storage::StorageError::Internal(
+                                "a stored object has no metadata".into(),
+                            ))
+                        })?;
+                        RowObject::Raw(
+                            serde_json::value::to_raw_value(
+                                &RawPartialObjectMetadata {
+                                    kind: "PartialObjectMetadata",
+                                    api_version,
+                                    metadata,
+                                },
+                            )
+                            .map_err(internal)?,
+                        )
+                    }
                     IncludeObject::Object => {
                         let whole_object: Object =
                             serde_json::from_slice(json).map_err(internal)?;
