@@ -65,6 +65,9 @@ pub mod util {
 
 /// `pkg/runtime`: encoding objects.
 pub mod runtime {
+    pub mod interfaces;
+    pub use interfaces::{CacheableObject, Identifier, cache_encode};
+
     /// `pkg/runtime/serializer`.
     pub mod serializer {
         pub mod protobuf;

@@ -30,6 +30,7 @@ use crate::caching_object::CachedObject;
 use crate::lister_watcher::StorageListerWatcher;
 use crate::time_budget::TimeBudget;
 use crate::watch_cache::{WatchCache, WatchCacheEvent, WatchCacheOptions};
+use apimachinery::runtime::CacheableObject;
 use apimachinery::runtime::serializer::streaming::{
     EncodedEvent, EncodedWatch, encode_bookmark, encode_line, encode_status,
 };
@@ -687,6 +688,10 @@ impl Cacher {
                     resource_version,
                 } => EncodedListResult {
                     items: items.iter().map(|item| item.json()).collect(),
+                    cacheable: items
+                        .iter()
+                        .map(|item| Arc::clone(item) as Arc<dyn CacheableObject>)
+                        .collect(),
                     resource_version,
                     continue_token: String::new(),
                     remaining_item_count: None,
@@ -1157,18 +1162,19 @@ impl CacherWatch {
             WatcherEvent::Object { event_type, object } => EncodedEvent {
                 event_type,
                 line: object.line(event_type),
+                object: Some(object as Arc<dyn CacheableObject>),
             },
-            WatcherEvent::Bookmark(bookmark) => EncodedEvent {
-                event_type: EventType::Bookmark,
-                line: encode_line(
+            WatcherEvent::Bookmark(bookmark) => EncodedEvent::new(
+                EventType::Bookmark,
+                encode_line(
                     EventType::Bookmark,
                     &encode_bookmark(&types, &bookmark),
                 ),
-            },
-            WatcherEvent::Error(status) => EncodedEvent {
-                event_type: EventType::Error,
-                line: encode_line(EventType::Error, &encode_status(&status)),
-            },
+            ),
+            WatcherEvent::Error(status) => EncodedEvent::new(
+                EventType::Error,
+                encode_line(EventType::Error, &encode_status(&status)),
+            ),
         })
         .boxed()
     }

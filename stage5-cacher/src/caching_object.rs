@@ -20,20 +20,26 @@
 //! objects, a watch of objects) decodes it from the JSON; the server's lists
 //! and watches copy the JSON as it is.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use apimachinery::fields::FieldSource;
+use apimachinery::runtime::interfaces::{EncodeFn, Encoding};
 use apimachinery::runtime::serializer::streaming::{
     encode_line, encode_object, event_type_name,
 };
+use apimachinery::runtime::{CacheableObject, Identifier};
 use apimachinery::watch::EventType;
 use bytes::Bytes;
 use kube::core::{Expression, Selector};
 use smallvec::SmallVec;
 use stage5_storage::{Object, ResourceInfo};
 
+/// An object's other encodings, by identifier; a handful at most.
+type Encodings = Mutex<Vec<(Identifier, Encoding)>>;
+
 static OBJECTS_ENCODED: AtomicU64 = AtomicU64::new(0);
+static OTHER_ENCODINGS: AtomicU64 = AtomicU64::new(0);
 static BYTES_ENCODED: AtomicU64 = AtomicU64::new(0);
 
 /// How many objects the watch cache has encoded in this process, and how many
@@ -59,6 +65,10 @@ pub struct CachedObject {
     line_type: EventType,
     /// `metadata.labels` and the field-selector values (`GetAttrs`), packed.
     attributes: Attributes,
+    /// Its other encodings (protobuf, a Table row, ...), made when first asked
+    /// for: upstream's `cachingObject.serializations`. Empty until then, one
+    /// pointer wide.
+    encodings: OnceLock<Box<Encodings>>,
 }
 
 impl CachedObject {
@@ -82,6 +92,7 @@ impl CachedObject {
             line: encode_line(event_type, json),
             line_type: event_type,
             attributes,
+            encodings: OnceLock::new(),
         }
     }
 
@@ -155,6 +166,42 @@ impl CachedObject {
         self.field("metadata.namespace").unwrap_or("")
     }
 }
+
+/// How many encodings other than JSON (protobuf, Table rows, ...) the watch
+/// cache's objects have made in this process: with encode-once, one per object
+/// and format, however many clients ask.
+pub fn other_encodings() -> u64 {
+    OTHER_ENCODINGS.load(Ordering::Relaxed)
+}
+
+// ANCHOR: cache_encode
+/// Mirrors `cachingObject.CacheEncode`: the first request for an encoding
+/// makes it, under the object's lock, so two watchers asking at once still
+/// encode once; every later request shares it.
+impl CacheableObject for CachedObject {
+    fn json(&self) -> Bytes {
+        CachedObject::json(self)
+    }
+
+    fn cache_encode(
+        &self,
+        id: Identifier,
+        encode: &mut EncodeFn<'_>,
+    ) -> Result<Encoding, String> {
+        let encodings = self.encodings.get_or_init(Box::default);
+        let mut encodings = encodings
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some((_, kept)) = encodings.iter().find(|(kept, _)| *kept == id) {
+            return Ok(Arc::clone(kept));
+        }
+        let made = encode(&self.json())?;
+        OTHER_ENCODINGS.fetch_add(1, Ordering::Relaxed);
+        encodings.push((id, Arc::clone(&made)));
+        Ok(made)
+    }
+}
+// ANCHOR_END: cache_encode
 
 /// An object's labels and field-selector values, packed: every label key and
 /// value, then every field value, in one string, with the end of each. Three

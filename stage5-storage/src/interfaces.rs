@@ -46,6 +46,9 @@ pub struct ListResult {
 pub struct EncodedListResult {
     /// The selected objects' JSON, shared.
     pub items: Vec<bytes::Bytes>,
+    /// The same objects, when the storage keeps their other encodings (the
+    /// watch cache does): empty, or one per item.
+    pub cacheable: Vec<std::sync::Arc<dyn apimachinery::runtime::CacheableObject>>,
     /// The resource version of the collection.
     pub resource_version: u64,
     /// Empty on the last page.
@@ -63,6 +66,7 @@ impl EncodedListResult {
                 .iter()
                 .map(|obj| encode::encode_object(obj.as_ref()))
                 .collect(),
+            cacheable: Vec::new(),
             resource_version: result.resource_version,
             continue_token: result.continue_token.clone(),
             remaining_item_count: result.remaining_item_count,

@@ -64,6 +64,19 @@ const ROOTS: &[(&str, &str, &str)] = &[
         "DeleteOptions",
         "apimachinery::pkg::apis::meta::v1::DeleteOptions",
     ),
+    // What the server answers in protobuf besides the kinds: an error, and an
+    // object's metadata alone.
+    ("v1", "Status", "apimachinery::pkg::apis::meta::v1::Status"),
+    (
+        "meta.k8s.io/v1",
+        "PartialObjectMetadata",
+        "apimachinery::pkg::apis::meta::v1::PartialObjectMetadata",
+    ),
+    (
+        "meta.k8s.io/v1beta1",
+        "PartialObjectMetadata",
+        "apimachinery::pkg::apis::meta::v1::PartialObjectMetadata",
+    ),
 ];
 
 /// Messages whose JSON form is not their fields: apimachinery's types with their

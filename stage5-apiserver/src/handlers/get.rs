@@ -12,7 +12,7 @@ use stage5_storage::{GetOptions, StorageError};
 use stage5_storage::{ResourceInfo, SelectionPredicate};
 use stage5_storage::{list_prefix, object_key, parse_resource_version};
 
-use super::negotiation::MediaTypeOptions;
+use super::negotiation::{MediaType, MediaTypeOptions};
 use super::response::encoded_list_response;
 use super::rest::{QueryParams, invalid_options, parse_match, predicate};
 
@@ -102,11 +102,19 @@ pub(crate) async fn list(
         .dyn_storage
         .get_list_encoded(prefix, options, predicate)
         .await?;
-    match transform {
-        None => Ok(encoded_list_response(&resource.info, &result)),
-        Some(transform) => {
-            super::response::encoded_list_answer(&resource.info, &result, transform)
+    match (transform, media.media_type) {
+        (None, MediaType::Json) => {
+            Ok(encoded_list_response(&resource.info, &result))
         }
+        (None, MediaType::Protobuf) => {
+            super::responsewriters::protobuf_list(&resource.info, &result)
+        }
+        (Some(transform), media_type) => super::response::encoded_list_answer(
+            &resource.info,
+            &result,
+            transform,
+            media_type,
+        ),
     }
 }
 

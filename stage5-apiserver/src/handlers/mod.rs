@@ -26,6 +26,7 @@ mod installer;
 pub mod negotiation;
 pub mod patch;
 pub mod response;
+pub mod responsewriters;
 mod rest;
 pub mod subresource;
 mod update;
@@ -89,7 +90,20 @@ async fn handle(
                 read_object_body(state, headers, body, &api_version, kind).await?;
             crate::access_review::create(kind, &body)
         }
-        Route::Resource(route) => serve_resource(state, *route, headers, body).await,
+        Route::Resource(route) => {
+            // `WriteObjectNegotiated`/`ErrorNegotiated`: every answer of a
+            // resource, errors too, in the media type the client accepts.
+            let media_type = headers
+                .get(header::ACCEPT)
+                .and_then(|accept| accept.to_str().ok())
+                .and_then(negotiation::negotiate_media_type_options)
+                .map(|options| options.media_type)
+                .unwrap_or_default();
+            let response = serve_resource(state, *route, headers, body)
+                .await
+                .unwrap_or_else(IntoResponse::into_response);
+            Ok(responsewriters::negotiated(response, media_type).await)
+        }
     }
 }
 
@@ -148,7 +162,13 @@ async fn serve_resource(
                         watch_options(info, &query, request.name.as_deref())?;
                     let transform = response::transform_for(&media, &query)?;
                     serve_watch(
-                        state, resource, namespace, options, predicate, transform,
+                        state,
+                        resource,
+                        namespace,
+                        options,
+                        predicate,
+                        transform,
+                        media.media_type,
                     )
                     .await
                 }

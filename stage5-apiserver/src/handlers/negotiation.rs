@@ -6,9 +6,10 @@
 //! `AllowsStreamSchema`) from `handlers/rest.go`.
 //!
 //! The Accept header is a list of clauses (`type/subtype;param=value;q=0.5`),
-//! sorted by quality. The first clause that matches a served media type (here
-//! only `application/json`, or `application/*`, `*/*`) and whose parameters the
-//! endpoint allows wins: `as`, `g`, `v` ask for a conversion (a
+//! sorted by quality. The first clause that matches a served media type
+//! (`application/json`, `application/vnd.kubernetes.protobuf`, or
+//! `application/*`, `*/*`, which pick JSON) and whose parameters the endpoint
+//! allows wins: `as`, `g`, `v` ask for a conversion (a
 //! `meta.k8s.io/v1` `Table`, `PartialObjectMetadata` or
 //! `PartialObjectMetadataList`; `v1beta1` too), `stream=watch` and `sv=v1` are
 //! allowed, other parameters are ignored. kubectl sends
@@ -21,9 +22,42 @@ use std::collections::BTreeMap;
 use crate::status::ApiError;
 
 /// The media types this server serializes: `MediaTypesForSerializer`'s list.
-/// (kube-apiserver also serves `application/yaml` and
-/// `application/vnd.kubernetes.protobuf`.)
-pub const SUPPORTED_MEDIA_TYPES: &[&str] = &["application/json"];
+/// (kube-apiserver also serves `application/yaml`.)
+pub const SUPPORTED_MEDIA_TYPES: &[&str] =
+    &["application/json", "application/vnd.kubernetes.protobuf"];
+
+/// The serializer a clause chose: `SerializerInfo`'s media type.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum MediaType {
+    /// `application/json`.
+    #[default]
+    Json,
+    /// `application/vnd.kubernetes.protobuf`.
+    Protobuf,
+}
+
+impl MediaType {
+    /// The answer's `Content-Type`.
+    pub fn content_type(self) -> &'static str {
+        match self {
+            MediaType::Json => "application/json",
+            MediaType::Protobuf => {
+                apimachinery::runtime::serializer::protobuf::CONTENT_TYPE
+            }
+        }
+    }
+
+    /// A watch's `Content-Type`: JSON's stream is JSON; protobuf's says
+    /// `stream=watch`.
+    pub fn watch_content_type(self) -> &'static str {
+        match self {
+            MediaType::Json => "application/json",
+            MediaType::Protobuf => {
+                apimachinery::runtime::serializer::protobuf::WATCH_CONTENT_TYPE
+            }
+        }
+    }
+}
 
 /// A `schema.GroupVersionKind` that a client asked the answer to be converted to.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -39,6 +73,8 @@ pub struct GroupVersionKind {
 /// Mirrors `MediaTypeOptions`: what the chosen clause asked for.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct MediaTypeOptions {
+    /// The serializer of the chosen clause.
+    pub media_type: MediaType,
     /// `pretty=1`.
     pub pretty: bool,
     /// `stream=watch`.
@@ -181,12 +217,16 @@ pub fn allows_media_type_transform(
     }
 }
 
-/// Mirrors `acceptMediaTypeOptions` for the JSON serializer (which can stream):
-/// `None` if the clause's parameters are not allowed here.
+/// Mirrors `acceptMediaTypeOptions` for the JSON or protobuf serializer (both
+/// can stream): `None` if the clause's parameters are not allowed here.
 fn accept_media_type_options(
     params: &BTreeMap<String, String>,
+    media_type: MediaType,
 ) -> Option<MediaTypeOptions> {
-    let mut options = MediaTypeOptions::default();
+    let mut options = MediaTypeOptions {
+        media_type,
+        ..MediaTypeOptions::default()
+    };
     for (key, value) in params {
         match key.as_str() {
             "as" => {
@@ -220,8 +260,15 @@ fn accept_media_type_options(
             _ => options.unrecognized.push(key.clone()),
         }
     }
-    if !allows_media_type_transform("application", "json", options.convert.as_ref())
-    {
+    let sub_type = match media_type {
+        MediaType::Json => "json",
+        MediaType::Protobuf => "vnd.kubernetes.protobuf",
+    };
+    if !allows_media_type_transform(
+        "application",
+        sub_type,
+        options.convert.as_ref(),
+    ) {
         return None;
     }
     Some(options)
@@ -235,14 +282,12 @@ pub fn negotiate_media_type_options(header: &str) -> Option<MediaTypeOptions> {
         return Some(MediaTypeOptions::default());
     }
     parse_accept(header).iter().find_map(|clause| {
-        let matches = (clause.type_ == "application"
-            && (clause.sub_type == "json" || clause.sub_type == "*"))
-            || (clause.type_ == "*" && clause.sub_type == "*");
-        if matches {
-            accept_media_type_options(&clause.params)
-        } else {
-            None
-        }
+        let media_type = match (clause.type_.as_str(), clause.sub_type.as_str()) {
+            ("application", "json" | "*") | ("*", "*") => MediaType::Json,
+            ("application", "vnd.kubernetes.protobuf") => MediaType::Protobuf,
+            _ => return None,
+        };
+        accept_media_type_options(&clause.params, media_type)
     })
 }
 
@@ -293,7 +338,9 @@ mod tests {
         assert_eq!(error.status.reason.as_deref(), Some("NotAcceptable"));
         assert_eq!(
             error.status.message.as_deref(),
-            Some("only the following media types are accepted: application/json")
+            Some(
+                "only the following media types are accepted: application/json, application/vnd.kubernetes.protobuf"
+            )
         );
         let with_fallback =
             "application/json;as=Table;g=other;v=v1, application/json";
@@ -320,18 +367,39 @@ mod tests {
             negotiate_media_type_options(""),
             Some(MediaTypeOptions::default())
         );
-        for header in [
-            "*/*",
-            "*",
-            "application/*",
-            "application/vnd.kubernetes.protobuf, */*",
+        for (header, media_type) in [
+            ("*/*", MediaType::Json),
+            ("*", MediaType::Json),
+            ("application/*", MediaType::Json),
+            (
+                "application/vnd.kubernetes.protobuf, */*",
+                MediaType::Protobuf,
+            ),
+            (
+                "application/json, application/vnd.kubernetes.protobuf",
+                MediaType::Json,
+            ),
+            (
+                "application/vnd.kubernetes.protobuf;q=0.5, application/json",
+                MediaType::Json,
+            ),
         ] {
+            let chosen = negotiate_media_type_options(header);
             assert_eq!(
-                negotiate_media_type_options(header).map(|o| o.convert),
-                Some(None),
+                chosen.map(|o| (o.media_type, o.convert)),
+                Some((media_type, None)),
                 "{header}"
             );
         }
+        // A Table is JSON only (`AllowsMediaTypeTransform`); metadata alone may
+        // be protobuf.
+        let table = "application/vnd.kubernetes.protobuf;as=Table;v=v1;g=meta.k8s.io, application/json";
+        let chosen = negotiate_media_type_options(table).unwrap();
+        assert_eq!((chosen.media_type, chosen.convert), (MediaType::Json, None));
+        let metadata = "application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io";
+        let chosen = negotiate_media_type_options(metadata).unwrap();
+        assert_eq!(chosen.media_type, MediaType::Protobuf);
+        assert_eq!(chosen.convert.unwrap().kind, "PartialObjectMetadataList");
         // The higher quality clause wins, whatever the order.
         let header = "application/json;q=0.5, application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1";
         assert_eq!(

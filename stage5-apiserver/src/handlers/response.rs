@@ -16,6 +16,7 @@
 //!
 //! The answer's `Content-Type` stays `application/json`, as upstream's.
 
+use apimachinery::runtime::cache_encode;
 use apimachinery::runtime::serializer::streaming::{
     EncodedEvent, EncodedWatch, encode_line, encode_status,
 };
@@ -26,13 +27,13 @@ use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use k8s_openapi::jiff::Timestamp;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 use stage5_storage::Watch;
 use stage5_storage::{EncodedListResult, ListResult, Object, ResourceInfo};
 
-use super::negotiation::MediaTypeOptions;
+use super::negotiation::{MediaType, MediaTypeOptions};
 use super::rest::QueryParams;
 use crate::printers::{self, GenerateOptions, RowObject, Table, TableMeta};
 use crate::status::ApiError;
@@ -233,35 +234,6 @@ struct RawPartialObjectMetadata<'a> {
     metadata: &'a RawValue,
 }
 
-/// A `PartialObjectMetadataList` of such objects.
-#[derive(Serialize)]
-struct RawPartialObjectMetadataList<'a> {
-    kind: &'static str,
-    #[serde(rename = "apiVersion")]
-    api_version: &'static str,
-    metadata: TableMeta,
-    items: Vec<RawPartialObjectMetadata<'a>>,
-}
-
-/// The `metadata` of an encoded object, as it is encoded; every other field is
-/// read past.
-fn raw_partial<'a>(
-    json: &'a [u8],
-    api_version: &'static str,
-) -> Result<RawPartialObjectMetadata<'a>, ApiError> {
-    #[derive(Deserialize)]
-    struct MetadataOnly<'a> {
-        #[serde(borrow)]
-        metadata: &'a RawValue,
-    }
-    let only: MetadataOnly<'a> = serde_json::from_slice(json).map_err(internal)?;
-    Ok(RawPartialObjectMetadata {
-        kind: "PartialObjectMetadata",
-        api_version,
-        metadata: only.metadata,
-    })
-}
-
 fn internal(error: serde_json::Error) -> ApiError {
     ApiError::from(stage5_storage::StorageError::Internal(error.to_string()))
 }
@@ -280,6 +252,7 @@ pub fn encoded_list_answer(
     info: &ResourceInfo,
     result: &EncodedListResult,
     transform: Transform,
+    media_type: MediaType,
 ) -> Result<Response, ApiError> {
     let metadata = TableMeta {
         resource_version: result.resource_version.to_string(),
@@ -287,6 +260,14 @@ pub fn encoded_list_answer(
         remaining_item_count: result.remaining_item_count,
     };
     match transform {
+        Transform::Table {
+            api_version,
+            options,
+        } if result.cacheable.len() == result.items.len()
+            && options.include_object != IncludeObject::Object =>
+        {
+            cached_table(info, result, metadata, api_version, options)
+        }
         Transform::Table {
             api_version,
             options,
@@ -342,23 +323,188 @@ pub fn encoded_list_answer(
             Ok(json_answer(&table))
         }
         Transform::PartialObjectMetadataList { api_version } => {
-            let items = result
-                .items
-                .iter()
-                .map(|json| raw_partial(json, api_version))
-                .collect::<Result<Vec<_>, _>>()?;
-            Ok(json_answer(&RawPartialObjectMetadataList {
-                kind: "PartialObjectMetadataList",
+            // Each item's metadata alone, kept by the watch cache's object
+            // after the first list that asks.
+            let items = super::responsewriters::partial_metadata_items(
+                result,
                 api_version,
-                metadata,
-                items,
-            }))
+                media_type,
+            )?;
+            if media_type == MediaType::Protobuf {
+                let resource_version = result.resource_version.to_string();
+                let meta = apimachinery::runtime::serializer::protobuf::ListMeta {
+                    resource_version: &resource_version,
+                    continue_token: &result.continue_token,
+                    remaining_item_count: result.remaining_item_count,
+                };
+                return Ok(super::responsewriters::protobuf_partial_metadata_list(
+                    &items,
+                    api_version,
+                    &meta,
+                ));
+            }
+            let mut head = Vec::with_capacity(128);
+            head.extend_from_slice(
+                b"{\"kind\":\"PartialObjectMetadataList\",\"apiVersion\":",
+            );
+            push_json(&mut head, api_version);
+            head.extend_from_slice(b",\"metadata\":");
+            push_json(&mut head, &metadata);
+            head.extend_from_slice(b",\"items\":[");
+            let mut chunks = Vec::with_capacity(items.len() * 2 + 2);
+            chunks.push(Bytes::from(head));
+            for (i, item) in items.into_iter().enumerate() {
+                if i > 0 {
+                    chunks.push(Bytes::from_static(b","));
+                }
+                chunks.push(item);
+            }
+            chunks.push(Bytes::from_static(b"]}"));
+            let mut response = chunks_response(chunks);
+            response.headers_mut().insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            );
+            Ok(response)
         }
         Transform::PartialObjectMetadata { .. } => Err(not_acceptable(format!(
             "you requested PartialObjectMetadata, but the requested object is a list ({})",
             go_type(info, true)
         ))),
     }
+}
+
+// ANCHOR: printed_row
+/// A Table row as the watch cache's object keeps it, from `{"cells":[` to
+/// `"object":`: JSON, with the ages left to render between the pieces.
+#[derive(Debug, Default)]
+struct PrintedRow {
+    pieces: Vec<RowPiece>,
+}
+
+/// A piece of a [`PrintedRow`].
+#[derive(Debug)]
+enum RowPiece {
+    /// JSON as it is written.
+    Json(Box<[u8]>),
+    /// A cell whose text is a time since, rendered for each answer.
+    Since(printers::Cell),
+}
+// ANCHOR_END: printed_row
+
+impl PrintedRow {
+    /// Prints `obj` once: its cells and row conditions as JSON, each age kept
+    /// as a time.
+    fn print(handler: &printers::TableHandler, obj: &Object) -> Self {
+        let (cells, conditions) = (handler.print)(obj);
+        let mut row = PrintedRow::default();
+        let mut json = b"{\"cells\":[".to_vec();
+        for (i, cell) in cells.into_iter().enumerate() {
+            if i > 0 {
+                json.push(b',');
+            }
+            match cell {
+                printers::Cell::Value(value) => push_json(&mut json, &value),
+                since => {
+                    let done = std::mem::take(&mut json);
+                    row.pieces.push(RowPiece::Json(done.into_boxed_slice()));
+                    row.pieces.push(RowPiece::Since(since));
+                }
+            }
+        }
+        json.push(b']');
+        if !conditions.is_empty() {
+            json.extend_from_slice(b",\"conditions\":");
+            push_json(&mut json, &conditions);
+        }
+        json.extend_from_slice(b",\"object\":");
+        row.pieces.push(RowPiece::Json(json.into_boxed_slice()));
+        row
+    }
+
+    /// Writes the row as of `now`, up to its object.
+    fn write(&self, now: Timestamp, body: &mut Vec<u8>) {
+        for piece in &self.pieces {
+            match piece {
+                RowPiece::Json(json) => body.extend_from_slice(json),
+                RowPiece::Since(cell) => push_json(body, &cell.render(now)),
+            }
+        }
+    }
+}
+
+/// A Table of a list from the watch cache: each object printed once and
+/// kept ([`super::responsewriters::TABLE_ROW`]), its `PartialObjectMetadata`
+/// kept too; only the ages are rendered for this answer. The bytes equal
+/// [`as_table`]'s for the same objects.
+fn cached_table(
+    info: &ResourceInfo,
+    result: &EncodedListResult,
+    metadata: TableMeta,
+    api_version: &'static str,
+    options: TableOptions,
+) -> Result<Response, ApiError> {
+    use super::responsewriters::{JSON_METADATA, TABLE_ROW};
+    let handler = crate::registry::strategy_for(info).table_handler();
+    let now = Timestamp::now();
+    let metadata_id = JSON_METADATA[usize::from(api_version.ends_with("v1beta1"))];
+    let internal =
+        |e: String| ApiError::from(stage5_storage::StorageError::Internal(e));
+    let mut rows = Vec::with_capacity(result.cacheable.len());
+    let mut size = 1024;
+    for object in &result.cacheable {
+        let row = cache_encode(object.as_ref(), TABLE_ROW, |json| {
+            let obj = Object::from_json_without_managed_fields(json)
+                .map_err(|e| e.to_string())?;
+            Ok(PrintedRow::print(handler, &obj))
+        })
+        .map_err(internal)?;
+        let partial = match options.include_object {
+            IncludeObject::Metadata => Some(
+                cache_encode(object.as_ref(), metadata_id, |json| {
+                    super::responsewriters::partial_metadata_json(json, api_version)
+                })
+                .map_err(internal)?,
+            ),
+            _ => None,
+        };
+        size += 160 + partial.as_ref().map_or(4, |p| p.len());
+        size += row
+            .pieces
+            .iter()
+            .map(|p| match p {
+                RowPiece::Json(json) => json.len(),
+                RowPiece::Since(_) => 16,
+            })
+            .sum::<usize>();
+        rows.push((row, partial));
+    }
+    let mut body = Vec::with_capacity(size);
+    body.extend_from_slice(b"{\"kind\":\"Table\",\"apiVersion\":");
+    push_json(&mut body, api_version);
+    body.extend_from_slice(b",\"metadata\":");
+    push_json(&mut body, &metadata);
+    body.extend_from_slice(b",\"columnDefinitions\":");
+    push_json(&mut body, &(!options.no_headers).then_some(handler.columns));
+    body.extend_from_slice(b",\"rows\":[");
+    for (i, (row, partial)) in rows.iter().enumerate() {
+        if i > 0 {
+            body.push(b',');
+        }
+        row.write(now, &mut body);
+        match partial {
+            Some(partial) => body.extend_from_slice(partial),
+            None => body.extend_from_slice(b"null"),
+        }
+        body.push(b'}');
+    }
+    body.extend_from_slice(b"]}");
+    let mut response = chunks_response(vec![Bytes::from(body)]);
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    Ok(response)
 }
 
 /// Mirrors `transformResponseObject` for one object: the object, a Table with
@@ -458,10 +604,7 @@ impl WatchEmbeddedEncoder {
                 encode_status(status)
             }
         };
-        EncodedEvent {
-            event_type,
-            line: encode_line(event_type, &object),
-        }
+        EncodedEvent::new(event_type, encode_line(event_type, &object))
     }
 }
 
@@ -501,12 +644,18 @@ pub fn encoded_list_response(
     chunks.push(Bytes::from(head));
     chunks.extend(result.item_chunks());
     chunks.push(Bytes::from_static(b"]}"));
-    let mut response = Response::new(Body::new(ChunksBody::new(chunks)));
+    let mut response = chunks_response(chunks);
     response.headers_mut().insert(
         header::CONTENT_TYPE,
         HeaderValue::from_static("application/json"),
     );
     response
+}
+
+/// A 200 whose body is `chunks`, sent one after another without copying, with
+/// its exact length.
+pub(crate) fn chunks_response(chunks: Vec<Bytes>) -> Response {
+    Response::new(Body::new(ChunksBody::new(chunks)))
 }
 
 /// A response body made of shared pieces, sent in order, with its exact length

@@ -19,6 +19,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use crate::handlers::negotiation::MediaType;
 use apimachinery::apis::meta::v1::WatchOptions;
 use apimachinery::watch::EventType;
 use axum::body::Body;
@@ -59,8 +60,9 @@ pub fn default_watch_timeout(min_request_timeout: Duration) -> Duration {
 
 // ANCHOR: serve_watch
 /// Mirrors `serveWatch`: opens the storage's encoded watch and streams its lines as
-/// a chunked `application/json` body; with a negotiated `transform` (a Table,
-/// metadata only) each event's object is transformed first. Errors before the
+/// a chunked `application/json` body, or its protobuf frames; with a negotiated
+/// `transform` (a Table, metadata only) each event's object is transformed
+/// first. Errors before the
 /// first byte (a bad resourceVersion, a cache that is not ready) are ordinary
 /// error responses; errors after it are `ERROR` events from the storage.
 pub async fn serve_watch(
@@ -70,6 +72,7 @@ pub async fn serve_watch(
     options: WatchOptions,
     predicate: SelectionPredicate,
     transform: Option<Transform>,
+    media_type: MediaType,
 ) -> Result<Response, ApiError> {
     let prefix = list_prefix(&resource.info, namespace);
     let identifier = format!(
@@ -107,6 +110,12 @@ pub async fn serve_watch(
             response::encode_watch(resource.info.clone(), watch, transform)
         }
     };
+    // Protobuf: each event a length-prefixed frame, shared by every watcher
+    // of a cached object.
+    let lines = match media_type {
+        MediaType::Json => lines,
+        MediaType::Protobuf => super::responsewriters::watch_frames(lines),
+    };
     // ANCHOR_END: serve_watch
 
     // ANCHOR: serve_watch_stream
@@ -136,7 +145,7 @@ pub async fn serve_watch(
     *response.status_mut() = StatusCode::OK;
     response.headers_mut().insert(
         header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
+        HeaderValue::from_static(media_type.watch_content_type()),
     );
     Ok(response)
 }

@@ -17,8 +17,16 @@ use k8s_openapi::jiff::Timestamp;
 use serde_json::Value;
 use stage5_storage::Object;
 
-use super::{Column, RowCondition, TableHandler};
+use super::{Cell, Column, RowCondition, TableHandler};
 use apimachinery::util::duration::human_duration;
+
+/// A row's cells, each a [`Cell`]: a JSON value, or a time rendered as of the
+/// answer.
+macro_rules! cells {
+    ($($cell:expr),* $(,)?) => {
+        vec![$(Cell::from($cell)),*]
+    };
+}
 
 const NAME_DESCRIPTION: &str = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names";
 const CREATION_TIMESTAMP_DESCRIPTION: &str = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata";
@@ -319,68 +327,63 @@ pub const POD: TableHandler = TableHandler {
 /// Deployments: `deploymentColumnDefinitions` and `printDeployment`.
 pub const DEPLOYMENT: TableHandler = TableHandler {
     columns: DEPLOYMENT_COLUMNS,
-    print: |obj, now| (print_deployment(obj, now), Vec::new()),
+    print: |obj| (print_deployment(obj), Vec::new()),
 };
 
 /// ReplicaSets: `replicaSetColumnDefinitions` and `printReplicaSet`.
 pub const REPLICASET: TableHandler = TableHandler {
     columns: REPLICASET_COLUMNS,
-    print: |obj, now| (print_replica_set(obj, now), Vec::new()),
+    print: |obj| (print_replica_set(obj), Vec::new()),
 };
 
 /// Leases: `leaseColumnDefinitions` and `printLease`.
 pub const LEASE: TableHandler = TableHandler {
     columns: LEASE_COLUMNS,
-    print: |obj, now| (print_lease(obj, now), Vec::new()),
+    print: |obj| (print_lease(obj), Vec::new()),
 };
 
 /// Namespaces: `namespaceColumnDefinitions` and `printNamespace`.
 pub const NAMESPACE: TableHandler = TableHandler {
     columns: NAMESPACE_COLUMNS,
-    print: |obj, now| (print_namespace(obj, now), Vec::new()),
+    print: |obj| (print_namespace(obj), Vec::new()),
 };
 
 /// Nodes: `nodeColumnDefinitions` and `printNode`.
 pub const NODE: TableHandler = TableHandler {
     columns: NODE_COLUMNS,
-    print: |obj, now| (print_node(obj, now), Vec::new()),
+    print: |obj| (print_node(obj), Vec::new()),
 };
 
 /// ConfigMaps: `configMapColumnDefinitions` and `printConfigMap`.
 pub const CONFIGMAP: TableHandler = TableHandler {
     columns: CONFIGMAP_COLUMNS,
-    print: |obj, now| (print_config_map(obj, now), Vec::new()),
+    print: |obj| (print_config_map(obj), Vec::new()),
 };
 
 /// Secrets: `secretColumnDefinitions` and `printSecret`.
 pub const SECRET: TableHandler = TableHandler {
     columns: SECRET_COLUMNS,
-    print: |obj, now| (print_secret(obj, now), Vec::new()),
+    print: |obj| (print_secret(obj), Vec::new()),
 };
 
 /// Core `v1` Events: `eventColumnDefinitions` and `printEvent`.
 pub const EVENT: TableHandler = TableHandler {
     columns: EVENT_COLUMNS,
-    print: |obj, now| (print_event(obj, now), Vec::new()),
+    print: |obj| (print_event(obj), Vec::new()),
 };
 
 /// `events.k8s.io/v1` Events: upstream prints both groups' Events from the one
 /// internal type, so the event is printed as its core form.
 pub const EVENT_V1: TableHandler = TableHandler {
     columns: EVENT_COLUMNS,
-    print: |obj, now| {
-        (
-            print_event(&crate::events_v1::to_core(obj), now),
-            Vec::new(),
-        )
-    },
+    print: |obj| (print_event(&crate::events_v1::to_core(obj)), Vec::new()),
 };
 
 /// `rest.DefaultTableConvertor`, for a kind without a printer: the name and the
 /// creation time.
 pub const DEFAULT: TableHandler = TableHandler {
     columns: DEFAULT_COLUMNS,
-    print: |obj, _| (print_default(obj), Vec::new()),
+    print: |obj| (print_default(obj), Vec::new()),
 };
 
 fn text(value: &Value) -> &str {
@@ -411,9 +414,9 @@ pub fn translate_timestamp_since(
     }
 }
 
-fn age(obj: &Object, now: Timestamp) -> Value {
-    let created = obj.metadata.creation_timestamp.as_ref().map(|t| t.0);
-    Value::from(translate_timestamp_since(created, now))
+/// The AGE cell: the time since the object's creation, as of the answer.
+fn age(obj: &Object) -> Cell {
+    Cell::since(obj.metadata.creation_timestamp.as_ref().map(|t| t.0))
 }
 
 fn name(obj: &Object) -> Value {
@@ -483,7 +486,7 @@ fn exit_reason(terminated: &Value) -> String {
 /// (`Init:N/M`, `Init:<reason>`), then by the last container's waiting or
 /// terminated reason, `Terminating` while deleting; RESTARTS adds up restart
 /// counts and says when the last one happened (`5 (3m ago)`).
-fn print_pod(obj: &Object, now: Timestamp) -> (Vec<Value>, Vec<RowCondition>) {
+fn print_pod(obj: &Object) -> (Vec<Cell>, Vec<RowCondition>) {
     let spec = &obj.data["spec"];
     let status = &obj.data["status"];
     let init_specs = items(&spec["initContainers"]);
@@ -610,13 +613,12 @@ fn print_pod(obj: &Object, now: Timestamp) -> (Vec<Value>, Vec<RowCondition>) {
     }
 
     let restarts_text = match last_restart {
-        Some(last) if restarts != 0 => {
-            format!(
-                "{restarts} ({} ago)",
-                translate_timestamp_since(Some(last), now)
-            )
-        }
-        _ => restarts.to_string(),
+        Some(last) if restarts != 0 => Cell::Since {
+            prefix: format!("{restarts} ("),
+            time: Some(last),
+            suffix: " ago)",
+        },
+        _ => Cell::from(Value::from(restarts.to_string())),
     };
     // The internal type's single list of IPs: a set `podIP` wins (the v1
     // conversion), else the first of `podIPs`.
@@ -643,12 +645,12 @@ fn print_pod(obj: &Object, now: Timestamp) -> (Vec<Value>, Vec<RowCondition>) {
             .count();
         format!("{true_conditions}/{}", gates.len())
     };
-    let cells = vec![
+    let cells = cells![
         name(obj),
         Value::from(format!("{ready_containers}/{total_containers}")),
         Value::from(reason),
-        Value::from(restarts_text),
-        age(obj, now),
+        restarts_text,
+        age(obj),
         Value::from(or_none(pod_ip)),
         Value::from(or_none(text(&spec["nodeName"]))),
         Value::from(or_none(text(&status["nominatedNodeName"]))),
@@ -679,7 +681,7 @@ fn selector_is_invalid(selector: &Value) -> bool {
 
 /// Mirrors `printDeployment`: `ready/desired`, up-to-date, available, age; wide
 /// adds the containers, images and selector.
-fn print_deployment(obj: &Object, now: Timestamp) -> Vec<Value> {
+fn print_deployment(obj: &Object) -> Vec<Cell> {
     let spec = &obj.data["spec"];
     let status = &obj.data["status"];
     // `SetDefaults_Deployment`: one replica unless said otherwise.
@@ -691,12 +693,12 @@ fn print_deployment(obj: &Object, now: Timestamp) -> Vec<Value> {
     } else {
         apimachinery::labels::selector_string(&spec["selector"])
     };
-    vec![
+    cells![
         name(obj),
         Value::from(format!("{}/{desired}", int(&status["readyReplicas"]))),
         Value::from(int(&status["updatedReplicas"])),
         Value::from(int(&status["availableReplicas"])),
-        age(obj, now),
+        age(obj),
         Value::from(containers),
         Value::from(images),
         Value::from(selector),
@@ -706,7 +708,7 @@ fn print_deployment(obj: &Object, now: Timestamp) -> Vec<Value> {
 /// Mirrors `printReplicaSet`: desired, current and ready replicas, and with
 /// `-o wide` the template's containers and images and the selector
 /// (`metav1.FormatLabelSelector`: `<none>` when it selects everything).
-fn print_replica_set(obj: &Object, now: Timestamp) -> Vec<Value> {
+fn print_replica_set(obj: &Object) -> Vec<Cell> {
     let spec = &obj.data["spec"];
     let status = &obj.data["status"];
     // `SetDefaults_ReplicaSet`: one replica unless said otherwise.
@@ -714,12 +716,12 @@ fn print_replica_set(obj: &Object, now: Timestamp) -> Vec<Value> {
     let (containers, images) =
         layout_container_cells(items(&spec["template"]["spec"]["containers"]));
     let selector = apimachinery::labels::selector_string(&spec["selector"]);
-    vec![
+    cells![
         name(obj),
         Value::from(desired),
         Value::from(int(&status["replicas"])),
         Value::from(int(&status["readyReplicas"])),
-        age(obj, now),
+        age(obj),
         Value::from(containers),
         Value::from(images),
         Value::from(or_none(&selector)),
@@ -727,19 +729,19 @@ fn print_replica_set(obj: &Object, now: Timestamp) -> Vec<Value> {
 }
 
 /// Mirrors `printLease`: the holder, or `<unknown>` without one.
-fn print_lease(obj: &Object, now: Timestamp) -> Vec<Value> {
+fn print_lease(obj: &Object) -> Vec<Cell> {
     let holder = obj.data["spec"]["holderIdentity"]
         .as_str()
         .unwrap_or("<unknown>");
-    vec![name(obj), Value::from(holder), age(obj, now)]
+    cells![name(obj), Value::from(holder), age(obj)]
 }
 
 /// Mirrors `printNamespace`: the phase as it is.
-fn print_namespace(obj: &Object, now: Timestamp) -> Vec<Value> {
-    vec![
+fn print_namespace(obj: &Object) -> Vec<Cell> {
+    cells![
         name(obj),
         Value::from(text(&obj.data["status"]["phase"])),
-        age(obj, now),
+        age(obj),
     ]
 }
 
@@ -771,7 +773,7 @@ fn node_address<'a>(status: &'a Value, kind: &str) -> &'a str {
 /// Mirrors `printNode`: `Ready`/`NotReady` from the Ready condition (`Unknown`
 /// without one), `SchedulingDisabled` when cordoned, the roles, the kubelet
 /// version; wide adds the addresses and the system info.
-fn print_node(obj: &Object, now: Timestamp) -> Vec<Value> {
+fn print_node(obj: &Object) -> Vec<Cell> {
     let status = &obj.data["status"];
     // The condition map keeps the last condition of a type.
     let ready = items(&status["conditions"])
@@ -792,11 +794,11 @@ fn print_node(obj: &Object, now: Timestamp) -> Vec<Value> {
         "" => "<unknown>".to_string(),
         v => v.to_string(),
     };
-    vec![
+    cells![
         name(obj),
         Value::from(states.join(",")),
         Value::from(or_none(&roles)),
-        age(obj, now),
+        age(obj),
         Value::from(text(&info["kubeletVersion"])),
         Value::from(node_address(status, "InternalIP")),
         Value::from(node_address(status, "ExternalIP")),
@@ -811,14 +813,14 @@ fn key_count(value: &Value) -> usize {
 }
 
 /// Mirrors `printConfigMap`: the number of `data` and `binaryData` keys.
-fn print_config_map(obj: &Object, now: Timestamp) -> Vec<Value> {
+fn print_config_map(obj: &Object) -> Vec<Cell> {
     let count = key_count(&obj.data["data"]) + key_count(&obj.data["binaryData"]);
-    vec![name(obj), Value::from(count), age(obj, now)]
+    cells![name(obj), Value::from(count), age(obj)]
 }
 
 /// Mirrors `printSecret`: the type (`Opaque` by default) and the number of data
 /// keys, `stringData`'s merged in as the v1 conversion merges them.
-fn print_secret(obj: &Object, now: Timestamp) -> Vec<Value> {
+fn print_secret(obj: &Object) -> Vec<Cell> {
     let mut keys: BTreeSet<&str> = BTreeSet::new();
     for field in ["data", "stringData"] {
         if let Some(map) = obj.data[field].as_object() {
@@ -829,11 +831,11 @@ fn print_secret(obj: &Object, now: Timestamp) -> Vec<Value> {
         "" => "Opaque",
         t => t,
     };
-    vec![
+    cells![
         name(obj),
         Value::from(type_),
         Value::from(keys.len()),
-        age(obj, now),
+        age(obj),
     ]
 }
 
@@ -861,22 +863,13 @@ fn format_event_source(event: &Value) -> String {
 /// `lastTimestamp`, else the first seen), type, reason, `kind/name` of the
 /// involved object, its field path, the source, the message, first seen
 /// (`firstTimestamp`, else `eventTime`), the count (1 for a singleton), the name.
-fn print_event(obj: &Object, now: Timestamp) -> Vec<Value> {
+fn print_event(obj: &Object) -> Vec<Cell> {
     let event = &obj.data;
-    let first = match time(&event["firstTimestamp"]) {
-        Some(t) => translate_timestamp_since(Some(t), now),
-        None => translate_timestamp_since(time(&event["eventTime"]), now),
-    };
-    let mut last = match time(&event["lastTimestamp"]) {
-        Some(t) => translate_timestamp_since(Some(t), now),
-        None => first.clone(),
-    };
+    let first = time(&event["firstTimestamp"]).or_else(|| time(&event["eventTime"]));
+    let mut last = time(&event["lastTimestamp"]).or(first);
     let mut count = int(&event["count"]);
     if event["series"].is_object() {
-        last = translate_timestamp_since(
-            time(&event["series"]["lastObservedTime"]),
-            now,
-        );
+        last = time(&event["series"]["lastObservedTime"]);
         count = int(&event["series"]["count"]);
     } else if count == 0 {
         count = 1;
@@ -887,15 +880,15 @@ fn print_event(obj: &Object, now: Timestamp) -> Vec<Value> {
         "" => kind,
         name => format!("{kind}/{name}"),
     };
-    vec![
-        Value::from(last),
+    cells![
+        Cell::since(last),
         Value::from(text(&event["type"])),
         Value::from(text(&event["reason"])),
         Value::from(target),
         Value::from(text(&involved["fieldPath"])),
         Value::from(format_event_source(event)),
         Value::from(text(&event["message"]).trim()),
-        Value::from(first),
+        Cell::since(first),
         Value::from(count),
         name(obj),
     ]
@@ -903,14 +896,14 @@ fn print_event(obj: &Object, now: Timestamp) -> Vec<Value> {
 
 /// Mirrors `DefaultTableConvertor.ConvertToTable`: the name and the creation
 /// time in RFC 3339 (UTC).
-fn print_default(obj: &Object) -> Vec<Value> {
+fn print_default(obj: &Object) -> Vec<Cell> {
     let created = obj
         .metadata
         .creation_timestamp
         .as_ref()
         .map(|t| t.0.strftime("%Y-%m-%dT%H:%M:%SZ").to_string())
         .unwrap_or_else(|| "0001-01-01T00:00:00Z".to_string());
-    vec![name(obj), Value::from(created)]
+    cells![name(obj), Value::from(created)]
 }
 
 #[cfg(test)]

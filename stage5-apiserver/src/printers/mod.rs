@@ -133,8 +133,62 @@ pub struct GenerateOptions {
     pub no_headers: bool,
 }
 
-/// A print function: one object's cells, and its row conditions, as of a time.
-pub type PrintFunc = fn(&Object, Timestamp) -> (Vec<Value>, Vec<RowCondition>);
+// ANCHOR: cell
+/// One printed cell. Most are a value; an age is a time, rendered as the time
+/// since it when the table is answered (`translateTimestampSince`), so a row
+/// printed once stays right as the clock moves.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Cell {
+    /// A string or an integer.
+    Value(Value),
+    /// `prefix`, the time since `time` (`<unknown>` without one), `suffix`:
+    /// `5m`, or `3 (5m ago)` for a pod's restarts.
+    Since {
+        /// Before the duration.
+        prefix: String,
+        /// The time the duration runs from.
+        time: Option<Timestamp>,
+        /// After the duration.
+        suffix: &'static str,
+    },
+}
+// ANCHOR_END: cell
+
+impl Cell {
+    /// The time since `time`, alone.
+    pub fn since(time: Option<Timestamp>) -> Cell {
+        Cell::Since {
+            prefix: String::new(),
+            time,
+            suffix: "",
+        }
+    }
+
+    /// The cell's value as of `now`.
+    pub fn render(&self, now: Timestamp) -> Value {
+        match self {
+            Cell::Value(value) => value.clone(),
+            Cell::Since {
+                prefix,
+                time,
+                suffix,
+            } => Value::from(format!(
+                "{prefix}{}{suffix}",
+                internalversion::translate_timestamp_since(*time, now)
+            )),
+        }
+    }
+}
+
+impl From<Value> for Cell {
+    fn from(value: Value) -> Self {
+        Cell::Value(value)
+    }
+}
+
+/// A print function: one object's cells, and its row conditions. The clock
+/// is read only when the cells are rendered.
+pub type PrintFunc = fn(&Object) -> (Vec<Cell>, Vec<RowCondition>);
 
 /// What `internalversion.AddHandlers` registers for one kind
 /// (`TableGenerator.TableHandler(columnDefinitions, printFunc)`): its columns and
@@ -152,9 +206,9 @@ impl TableHandler {
     /// One row for `obj` as of `now`, its `object` left `null` (the caller fills
     /// it as `includeObject` asks).
     pub fn row(&self, obj: &Object, now: Timestamp) -> TableRow {
-        let (cells, conditions) = (self.print)(obj, now);
+        let (cells, conditions) = (self.print)(obj);
         TableRow {
-            cells,
+            cells: cells.iter().map(|cell| cell.render(now)).collect(),
             conditions,
             object: RowObject::Value(Value::Null),
         }
@@ -180,5 +234,29 @@ pub fn generate_table(
         metadata,
         column_definitions: (!options.no_headers).then_some(handler.columns),
         rows,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_printed_cell_renders_its_age_as_of_each_answer() {
+        let created: Timestamp = "2026-01-01T00:00:00Z".parse().unwrap();
+        let restarts = Cell::Since {
+            prefix: "3 (".into(),
+            time: Some(created),
+            suffix: " ago)",
+        };
+        let at = |rfc3339: &str| rfc3339.parse::<Timestamp>().unwrap();
+        assert_eq!(restarts.render(at("2026-01-01T00:05:00Z")), "3 (5m ago)");
+        assert_eq!(restarts.render(at("2026-01-01T02:00:00Z")), "3 (120m ago)");
+        assert_eq!(
+            Cell::since(None).render(at("2026-01-01T00:00:00Z")),
+            "<unknown>"
+        );
+        let plain = Cell::from(Value::from("Running"));
+        assert_eq!(plain.render(at("2030-01-01T00:00:00Z")), "Running");
     }
 }

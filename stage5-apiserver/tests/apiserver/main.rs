@@ -25,6 +25,8 @@
 //! - [`resource_version_limits`]: resource versions at the integer limits
 //!   (504, 400, open watches) with and without the watch cache, and
 //!   `timeoutSeconds=0`;
+//! - [`protobuf`]: lists, gets, metadata lists, watches and errors in
+//!   protobuf, read with k8s-pb, equal to the JSON answers;
 //! - [`validation`]: object metadata validation, answered 422 `Invalid` as
 //!   kube-apiserver answers it, on create, update and patch.
 
@@ -34,6 +36,7 @@ mod fault_convergence;
 #[cfg(feature = "etcd")]
 mod ha_haproxy;
 mod kubectl_workshop;
+mod protobuf;
 mod resource_version_limits;
 mod server_connections;
 mod server_http;

@@ -187,6 +187,11 @@ impl Http {
         self.call(Method::DELETE, path, "", Vec::new()).await
     }
 
+    /// A `DELETE`'s status code.
+    pub(super) async fn delete_path(&self, path: &str) -> u16 {
+        self.delete(path).await.status.as_u16()
+    }
+
     /// Opens a watch and returns its response (headers) and a line reader.
     async fn watch(&self, path: &str) -> (StatusCode, HeaderMap, Lines) {
         let response = self.send(Method::GET, path, "", Vec::new()).await;
@@ -1775,7 +1780,7 @@ async fn metadata_only_answers_and_406_for_what_cannot_be_served() {
             assert_status(&refused, 406, "NotAcceptable");
             assert_eq!(
                 refused.body["message"],
-                "only the following media types are accepted: application/json"
+                "only the following media types are accepted: application/json, application/vnd.kubernetes.protobuf"
             );
         }
     }

@@ -70,6 +70,8 @@ pub const MAX_PREFILL: usize = 200_000;
 pub const SEQ_ANNOTATION: &str = "watch-fanout/seq";
 /// [`SEQ_ANNOTATION`] as a JSON key, quotes included.
 const SEQ_KEY: &str = "\"watch-fanout/seq\"";
+/// The media type of a protobuf watch's `Accept`.
+const PROTOBUF: &str = "application/vnd.kubernetes.protobuf";
 /// The label on every pod the tool creates.
 pub const APP_LABEL: &str = "watch-fanout";
 /// Writes (and prefill creates) in flight at once, at most.
@@ -119,6 +121,9 @@ pub struct FanoutConfig {
     pub open_timeout: Duration,
     /// How long to wait, after the last write, for the last events.
     pub drain_timeout: Duration,
+    /// Watch in protobuf (`application/vnd.kubernetes.protobuf`, length-prefixed
+    /// frames), as client-go does when it prefers protobuf; JSON lines otherwise.
+    pub protobuf: bool,
 }
 
 impl Default for FanoutConfig {
@@ -141,6 +146,7 @@ impl Default for FanoutConfig {
             open_concurrency: 256,
             open_timeout: Duration::from_secs(120),
             drain_timeout: Duration::from_secs(10),
+            protobuf: false,
         }
     }
 }
@@ -350,6 +356,11 @@ pub struct FanoutReport {
     pub events_delivered: u64,
     /// `events_delivered / write_seconds`.
     pub events_per_second: f64,
+    /// The watch encoding: `json` or `protobuf`.
+    pub encoding: String,
+    /// Body bytes the watchers received, over the events they received: what
+    /// an event costs on the wire.
+    pub bytes_per_event: f64,
     /// Acknowledgement → receipt.
     pub latency: Latency,
     /// Events that arrived before the writer had its acknowledgement (counted at 0
@@ -429,6 +440,8 @@ impl FanoutReport {
                 ),
             ),
             ("events/s", format!("{:.0}", self.events_per_second)),
+            ("encoding", self.encoding.clone()),
+            ("bytes/event", format!("{:.0}", self.bytes_per_event)),
             ("latency p50", format!("{:.2} ms", self.latency.p50_ms)),
             ("latency p99", format!("{:.2} ms", self.latency.p99_ms)),
             ("latency max", format!("{:.2} ms", self.latency.max_ms)),
@@ -611,6 +624,10 @@ struct Shared {
     broken: AtomicU64,
     errors: AtomicU64,
     error_samples: Mutex<Vec<String>>,
+    /// Body bytes received by every watch, and their events (bookmarks too).
+    bytes_received: AtomicU64,
+    events_received: AtomicU64,
+    protobuf: bool,
 }
 
 impl Shared {
@@ -668,6 +685,40 @@ pub fn line_kind(line: &[u8]) -> LineKind {
     }
 }
 
+/// The next whole event in `buffer` from `start` (a JSON line without its
+/// newline, or a protobuf frame without its length) and where the one after it
+/// starts; `None` until one has arrived whole.
+fn next_event(
+    buffer: &[u8],
+    start: usize,
+    protobuf: bool,
+) -> Option<(&[u8], usize)> {
+    let rest = &buffer[start..];
+    if protobuf {
+        let (len, body) = rest.split_first_chunk::<4>()?;
+        let len = u32::from_be_bytes(*len) as usize;
+        let frame = body.get(..len)?;
+        Some((frame, start + 4 + len))
+    } else {
+        let end = memchr::memchr(b'\n', rest)?;
+        Some((&rest[..end], start + end + 1))
+    }
+}
+
+/// Reads a protobuf watch frame's `type` (field 1 of the `WatchEvent`, first
+/// on the wire) without decoding the frame.
+pub fn frame_kind(frame: &[u8]) -> LineKind {
+    let [0x0a, len, rest @ ..] = frame else {
+        return LineKind::Unknown;
+    };
+    match rest.get(..usize::from(*len)) {
+        Some(b"ADDED" | b"MODIFIED" | b"DELETED") => LineKind::Object,
+        Some(b"BOOKMARK") => LineKind::Bookmark,
+        Some(b"ERROR") => LineKind::Error,
+        _ => LineKind::Unknown,
+    }
+}
+
 /// Skips whitespace, one `:`, and whitespace.
 fn skip_to_value(rest: &[u8]) -> &[u8] {
     let rest = trim_start(rest);
@@ -685,9 +736,20 @@ fn trim_start(mut rest: &[u8]) -> &[u8] {
 /// the run matches. A byte search, so that a watcher spends microseconds per event,
 /// not a JSON decode.
 pub fn scan_seq(line: &[u8], run: &str) -> Option<u64> {
-    let at = memchr::memmem::find(line, SEQ_KEY.as_bytes())?;
-    let rest = skip_to_value(&line[at + SEQ_KEY.len()..]);
-    let rest = rest.strip_prefix(b"\"")?;
+    let (rest, protobuf) = match memchr::memmem::find(line, SEQ_KEY.as_bytes()) {
+        Some(at) => (skip_to_value(&line[at + SEQ_KEY.len()..]), false),
+        // In protobuf the annotation is a map entry: the key, then the value
+        // as field 2 (`0x12`, its length).
+        None => {
+            let at = memchr::memmem::find(line, SEQ_ANNOTATION.as_bytes())?;
+            (line.get(at + SEQ_ANNOTATION.len() + 2..)?, true)
+        }
+    };
+    let rest = if protobuf {
+        rest
+    } else {
+        rest.strip_prefix(b"\"")?
+    };
     let rest = rest.strip_prefix(run.as_bytes())?;
     let rest = rest.strip_prefix(b":")?;
     let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
@@ -918,6 +980,9 @@ pub async fn run(config: &FanoutConfig) -> Result<FanoutReport, FanoutError> {
         broken: AtomicU64::new(0),
         errors: AtomicU64::new(0),
         error_samples: Mutex::new(Vec::new()),
+        bytes_received: AtomicU64::new(0),
+        events_received: AtomicU64::new(0),
+        protobuf: config.protobuf,
     });
     let mut report = FanoutReport {
         server: config.server.clone(),
@@ -986,10 +1051,20 @@ pub async fn run(config: &FanoutConfig) -> Result<FanoutReport, FanoutError> {
             if config.node_selector {
                 path.push_str(&format!("&fieldSelector=spec.nodeName%3Dnode-{node}"));
             }
+            let accept = if config.protobuf {
+                PROTOBUF
+            } else {
+                "application/json"
+            };
             async move {
                 let client = client.map_err(|error| error.to_string())?;
-                let request = build_request(Method::GET, &path, Vec::new(), "application/json")
-                    .ok_or_else(|| format!("bad watch path {path}"))?;
+                let mut request =
+                    build_request(Method::GET, &path, Vec::new(), "application/json")
+                        .ok_or_else(|| format!("bad watch path {path}"))?;
+                request.headers_mut().insert(
+                    hyper::header::ACCEPT,
+                    hyper::header::HeaderValue::from_static(accept),
+                );
                 let response = send(&client, request, &[StatusCode::OK]).await?;
                 Ok::<_, String>((node, response))
             }
@@ -1092,6 +1167,13 @@ pub async fn run(config: &FanoutConfig) -> Result<FanoutReport, FanoutError> {
         0.0
     };
     report.latency = shared.histogram.latency();
+    report.encoding = if config.protobuf { "protobuf" } else { "json" }.into();
+    let events_received = shared.events_received.load(Ordering::Relaxed);
+    report.bytes_per_event = if events_received > 0 {
+        shared.bytes_received.load(Ordering::Relaxed) as f64 / events_received as f64
+    } else {
+        0.0
+    };
     report.received_before_ack = shared.before_ack.load(Ordering::Relaxed);
     report.watches_broken = shared.broken.load(Ordering::Relaxed);
 
@@ -1334,13 +1416,21 @@ async fn read_watch(mut body: Body, shared: Arc<Shared>, stop: CancellationToken
             },
         };
         let received = shared.nanos(Instant::now());
+        shared
+            .bytes_received
+            .fetch_add(data.len() as u64, Ordering::Relaxed);
         buffer.extend_from_slice(&data);
         let mut start = 0;
         let mut error = None;
-        while let Some(end) = memchr::memchr(b'\n', &buffer[start..]) {
-            let line = &buffer[start..start + end];
-            start += end + 1;
-            match line_kind(line) {
+        while let Some((line, next)) = next_event(&buffer, start, shared.protobuf) {
+            start = next;
+            shared.events_received.fetch_add(1, Ordering::Relaxed);
+            let kind = if shared.protobuf {
+                frame_kind(line)
+            } else {
+                line_kind(line)
+            };
+            match kind {
                 LineKind::Object => {
                     if let Some(seq) = scan_seq(line, &shared.run) {
                         record(&shared, seq, received, &mut early);
@@ -1464,6 +1554,24 @@ mod tests {
             LineKind::Error
         );
         assert_eq!(SEQ_KEY, format!("\"{SEQ_ANNOTATION}\""));
+    }
+
+    #[test]
+    fn protobuf_frames_split_and_scan_as_json_lines_do() {
+        use apimachinery::runtime::serializer::protobuf;
+        let pod = serde_json::json!({"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": "p", "annotations": {SEQ_ANNOTATION: "rabc:42"}}});
+        let body = protobuf::encode(&pod).unwrap();
+        let mut stream = protobuf::watch_frame("MODIFIED", &body);
+        stream.extend(protobuf::watch_frame("BOOKMARK", &body));
+        let (frame, next) = next_event(&stream, 0, true).unwrap();
+        assert_eq!(frame_kind(frame), LineKind::Object);
+        assert_eq!(scan_seq(frame, "rabc"), Some(42));
+        assert_eq!(scan_seq(frame, "rother"), None);
+        let (frame, end) = next_event(&stream, next, true).unwrap();
+        assert_eq!((frame_kind(frame), end), (LineKind::Bookmark, stream.len()));
+        // Half a frame is not an event yet.
+        assert!(next_event(&stream[..next - 1], 0, true).is_none());
     }
 
     #[test]

@@ -101,6 +101,9 @@ struct Args {
     /// Print the report as JSON instead of a table.
     #[arg(long)]
     json: bool,
+    /// Watch in protobuf (length-prefixed frames) instead of JSON lines.
+    #[arg(long)]
+    protobuf: bool,
     /// After the run, run the same load against this second server and print
     /// both side by side (the `B/A` column is the second over the first).
     #[arg(long, value_name = "SERVER")]
@@ -150,6 +153,7 @@ async fn main() -> ExitCode {
         namespace: args.namespace,
         watchers: args.watchers,
         node_selector: args.node_selector,
+        protobuf: args.protobuf,
         nodes: args.nodes,
         writes_per_second: args.writes_per_second,
         duration,

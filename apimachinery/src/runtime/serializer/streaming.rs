@@ -12,6 +12,8 @@
 //! [`pkg/runtime/serializer/streaming`]: https://github.com/kubernetes/apimachinery/blob/v0.36.0/pkg/runtime/serializer/streaming/streaming.go
 //! [`pkg/apis/meta/v1/watch.go`]: https://github.com/kubernetes/apimachinery/blob/v0.36.0/pkg/apis/meta/v1/watch.go
 
+use std::sync::Arc;
+
 use bytes::{BufMut, Bytes, BytesMut};
 use futures::StreamExt;
 use futures::stream::BoxStream;
@@ -20,16 +22,41 @@ use kube::core::TypeMeta;
 use serde::Serialize;
 
 use crate::api::errors::ApiStatus;
+use crate::runtime::CacheableObject;
 use crate::watch::{Bookmark, EventType, Watch, WatchEvent};
 
-/// One watch event, encoded: its type and the newline-terminated JSON line.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// One watch event, encoded: its type and the newline-terminated JSON line,
+/// and, when the object came from a cache that keeps its encodings, that
+/// object (so a watch in another format encodes it once for every watcher).
+#[derive(Clone, Debug)]
 pub struct EncodedEvent {
     /// The event's type.
     pub event_type: EventType,
     /// `{"type":"…","object":…}\n`.
     pub line: Bytes,
+    /// The event's object, when it can keep its other encodings.
+    pub object: Option<Arc<dyn CacheableObject>>,
 }
+
+impl EncodedEvent {
+    /// An event whose object keeps no other encoding.
+    pub fn new(event_type: EventType, line: Bytes) -> Self {
+        EncodedEvent {
+            event_type,
+            line,
+            object: None,
+        }
+    }
+}
+
+/// Two events are equal when their types and lines are.
+impl PartialEq for EncodedEvent {
+    fn eq(&self, other: &Self) -> bool {
+        self.event_type == other.event_type && self.line == other.line
+    }
+}
+
+impl Eq for EncodedEvent {}
 
 /// A stream of encoded watch events; it ends when the watch ends.
 pub type EncodedWatch = BoxStream<'static, EncodedEvent>;
@@ -112,10 +139,7 @@ pub fn encode_watch_event<T: Serialize>(
         WatchEvent::Bookmark(bookmark) => encode_bookmark(types, bookmark),
         WatchEvent::Error(status) => encode_status(status),
     };
-    EncodedEvent {
-        event_type,
-        line: encode_line(event_type, &object),
-    }
+    EncodedEvent::new(event_type, encode_line(event_type, &object))
 }
 
 /// Encodes every event of a watch of the type `types`; a stream error becomes an

@@ -153,7 +153,8 @@ pub fn encode(managed: &Managed) -> Option<Vec<ManagedFieldsEntry>> {
             let info = ManagerInfo::parse(id).unwrap_or_default();
             let operation = if versioned.applied { APPLY } else { UPDATE };
             ManagedFieldsEntry {
-                manager: Some(info.manager),
+                // `manager` is `omitempty`: an empty one is left out.
+                manager: Some(info.manager).filter(|m| !m.is_empty()),
                 operation: Some(operation.to_string()),
                 api_version: Some(versioned.api_version.clone()),
                 time: managed.times.get(id).cloned().flatten(),

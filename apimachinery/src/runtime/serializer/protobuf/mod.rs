@@ -25,11 +25,14 @@
 //! - `[]byte` is base64; `IntOrString`, `Quantity`, `Time`, `MicroTime`,
 //!   `Duration`, `FieldsV1` and `RawExtension` have their own forms.
 //!
-//! Answers stay JSON: kubectl and client-go ask for
-//! `application/vnd.kubernetes.protobuf, application/json` and accept either.
+//! Answers go the other way ([`marshal`]): the kept JSON written as the
+//! message the Go struct's `Marshal` writes, in the same envelope
+//! ([`envelope`]), a list's items one after another ([`list_chunks`]), and a
+//! watch's events as length-prefixed `WatchEvent` frames ([`watch_frame`]).
 //!
 //! [`pkg/runtime/serializer/protobuf/protobuf.go`]: https://github.com/kubernetes/apimachinery/blob/v0.36.0/pkg/runtime/serializer/protobuf/protobuf.go
 
+mod marshal;
 #[rustfmt::skip]
 mod schema;
 mod wire;
@@ -38,7 +41,9 @@ use base64::Engine as _;
 use serde_json::{Map, Value};
 
 use self::schema::{MESSAGES, ROOTS};
-use self::wire::{Field, Message, Reader, Special, Ty, WireType};
+use self::wire::{
+    Field, Message, Reader, Root, Special, Ty, WireType, Writer, varint_len,
+};
 
 /// The media type of a protobuf body.
 pub const CONTENT_TYPE: &str = "application/vnd.kubernetes.protobuf";
@@ -116,20 +121,219 @@ pub fn decode(
             "apiVersion: {api_version:?}"
         )));
     }
-    let root = ROOTS
-        .iter()
-        .find(|r| {
-            r.kind == kind && (r.api_version == "*" || r.api_version == api_version)
-        })
-        .ok_or_else(|| ProtobufError::NotRegistered {
-            kind: kind.clone(),
-            version: api_version.clone(),
-        })?;
+    let root = find_root(&api_version, &kind)?;
     let mut object = Map::new();
     object.insert("apiVersion".into(), Value::String(api_version));
     object.insert("kind".into(), Value::String(kind));
     decode_message(&MESSAGES[root.message], envelope.raw, &mut object, 0)?;
     Ok(Value::Object(object))
+}
+
+/// The registered kind `kind` of `api_version`, or `NotRegistered`.
+fn find_root(api_version: &str, kind: &str) -> Result<&'static Root, ProtobufError> {
+    ROOTS
+        .iter()
+        .find(|r| {
+            r.kind == kind && (r.api_version == "*" || r.api_version == api_version)
+        })
+        .ok_or_else(|| ProtobufError::NotRegistered {
+            kind: kind.to_string(),
+            version: api_version.to_string(),
+        })
+}
+
+/// Mirrors the gogo-generated `Marshal` of the Go type of `kind` in
+/// `api_version`: `object`'s message bytes, without an envelope (what a list's
+/// `items` and an envelope's `raw` hold). A key the type does not have is left
+/// out; a value of the wrong JSON type is an error.
+pub fn marshal(
+    api_version: &str,
+    kind: &str,
+    object: &Value,
+) -> Result<Vec<u8>, ProtobufError> {
+    let root = find_root(api_version, kind)?;
+    let Value::Object(object) = object else {
+        return Err(ProtobufError::wire(format!("{kind} is not a JSON object")));
+    };
+    let mut out = Writer::with_capacity(1024);
+    marshal::marshal_message(&MESSAGES[root.message], object, &mut out, 0)?;
+    Ok(out.into_vec())
+}
+
+/// Mirrors `protobuf.Serializer.Encode`: `k8s\0`, then a `runtime.Unknown`
+/// with the type, the message bytes `raw`, and empty `contentEncoding` and
+/// `contentType` (gogo writes every non-pointer field).
+pub fn envelope(api_version: &str, kind: &str, raw: &[u8]) -> Vec<u8> {
+    let mut out = Writer::with_capacity(raw.len() + 64);
+    out.raw(&PREFIX);
+    out.raw(&unknown_head(api_version, kind, raw.len()));
+    out.raw(raw);
+    out.raw(&UNKNOWN_TAIL);
+    out.into_vec()
+}
+
+/// An object's JSON (with its `apiVersion` and `kind`) as a protobuf body:
+/// [`marshal`] inside an [`envelope`].
+pub fn encode(object: &Value) -> Result<Vec<u8>, ProtobufError> {
+    let api_version = object["apiVersion"].as_str().unwrap_or_default();
+    let kind = object["kind"].as_str().unwrap_or_default();
+    if kind.is_empty() {
+        return Err(ProtobufError::MissingKind(format!(
+            "apiVersion: {api_version:?}"
+        )));
+    }
+    Ok(envelope(
+        api_version,
+        kind,
+        &marshal(api_version, kind, object)?,
+    ))
+}
+
+/// `Unknown`'s fields up to its `raw` bytes: the `TypeMeta` (1), then the key
+/// and length of `raw` (2).
+fn unknown_head(api_version: &str, kind: &str, raw_len: usize) -> Vec<u8> {
+    let mut type_meta = Writer::new();
+    type_meta.bytes(1, api_version.as_bytes());
+    type_meta.bytes(2, kind.as_bytes());
+    let mut head = Writer::with_capacity(type_meta.len() + 16);
+    head.bytes(1, type_meta.as_slice());
+    head.raw(&[0x12]);
+    head.varint(raw_len as u64);
+    head.into_vec()
+}
+
+/// `Unknown`'s `contentEncoding` (3) and `contentType` (4), both empty.
+const UNKNOWN_TAIL: [u8; 4] = [0x1a, 0x00, 0x22, 0x00];
+
+/// Mirrors `metav1.ListMeta`: what a list carries besides its items.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ListMeta<'a> {
+    /// `resourceVersion`.
+    pub resource_version: &'a str,
+    /// `continue`.
+    pub continue_token: &'a str,
+    /// `remainingItemCount`.
+    pub remaining_item_count: Option<i64>,
+}
+
+impl ListMeta<'_> {
+    /// `ListMeta`'s message: selfLink (1, empty), resourceVersion (2),
+    /// continue (3), and remainingItemCount (4) when set.
+    fn marshal(&self) -> Vec<u8> {
+        let mut out = Writer::new();
+        out.bytes(1, b"");
+        out.bytes(2, self.resource_version.as_bytes());
+        out.bytes(3, self.continue_token.as_bytes());
+        if let Some(count) = self.remaining_item_count {
+            out.varint_field(4, count as u64);
+        }
+        out.into_vec()
+    }
+}
+
+/// A list (`PodList`, `PartialObjectMetadataList`, ...) as a protobuf body, in
+/// pieces that share the items' bytes: every list message has its `ListMeta`
+/// as field 1 and its items as field 2. `items` are message bytes
+/// ([`marshal`]'s); the pieces, written one after another, are the body
+/// `protobuf.Serializer.Encode` writes for the list.
+pub fn list_chunks(
+    api_version: &str,
+    list_kind: &str,
+    meta: &ListMeta<'_>,
+    items: &[bytes::Bytes],
+) -> Vec<bytes::Bytes> {
+    let mut list_head = Writer::new();
+    list_head.bytes(1, &meta.marshal());
+    let items_len: usize = items
+        .iter()
+        .map(|item| 1 + varint_len(item.len() as u64) + item.len())
+        .sum();
+    let raw_len = list_head.len() + items_len;
+    let mut head = PREFIX.to_vec();
+    head.extend(unknown_head(api_version, list_kind, raw_len));
+    head.extend(list_head.into_vec());
+    let mut chunks = Vec::with_capacity(items.len() * 2 + 2);
+    chunks.push(bytes::Bytes::from(head));
+    for item in items {
+        let mut key = Writer::with_capacity(6);
+        key.raw(&[0x12]);
+        key.varint(item.len() as u64);
+        chunks.push(bytes::Bytes::from(key.into_vec()));
+        chunks.push(item.clone());
+    }
+    chunks.push(bytes::Bytes::from_static(&UNKNOWN_TAIL));
+    chunks
+}
+
+/// The media type of a protobuf watch: its events as length-prefixed frames.
+pub const WATCH_CONTENT_TYPE: &str =
+    "application/vnd.kubernetes.protobuf;stream=watch";
+
+/// One event of a protobuf watch, as the watch handler writes it through the
+/// length-delimited framer (`framer.NewLengthDelimitedFrameWriter`): a
+/// big-endian `uint32` length, then a `metav1.WatchEvent` written by the raw
+/// serializer (`type` (1), and `object` (2) as a `RawExtension` whose `raw`
+/// is the embedded object's whole body, `k8s\0` and envelope included).
+pub fn watch_frame(event_type: &str, embedded: &[u8]) -> Vec<u8> {
+    let mut raw_extension = Writer::with_capacity(embedded.len() + 8);
+    raw_extension.bytes(1, embedded);
+    let mut event = Writer::with_capacity(embedded.len() + 32);
+    event.bytes(1, event_type.as_bytes());
+    event.bytes(2, raw_extension.as_slice());
+    let event = event.into_vec();
+    let mut frame = Vec::with_capacity(event.len() + 4);
+    frame.extend_from_slice(&(event.len() as u32).to_be_bytes());
+    frame.extend(event);
+    frame
+}
+
+/// One frame of a protobuf watch, read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WatchFrame<'a> {
+    /// `ADDED`, `MODIFIED`, `DELETED`, `BOOKMARK` or `ERROR`.
+    pub event_type: String,
+    /// The object's whole body, what [`decode`] reads.
+    pub object: Vec<u8>,
+    /// The bytes after the frame.
+    pub rest: &'a [u8],
+}
+
+/// Reads one frame of a protobuf watch. `None` if `bytes` does not hold a
+/// whole frame yet.
+pub fn read_watch_frame(
+    bytes: &[u8],
+) -> Result<Option<WatchFrame<'_>>, ProtobufError> {
+    let Some((len, rest)) = bytes.split_first_chunk::<4>() else {
+        return Ok(None);
+    };
+    let len = u32::from_be_bytes(*len) as usize;
+    if rest.len() < len {
+        return Ok(None);
+    }
+    let (event, rest) = rest.split_at(len);
+    let mut event_type = String::new();
+    let mut object = Vec::new();
+    let mut reader = Reader::new(event);
+    while let Some((tag, wire_type)) = reader.key()? {
+        match (tag, wire_type) {
+            (1, WireType::Len) => event_type = utf8(reader.bytes()?)?,
+            (2, WireType::Len) => {
+                let mut raw = Reader::new(reader.bytes()?);
+                while let Some((tag, wire_type)) = raw.key()? {
+                    match (tag, wire_type) {
+                        (1, WireType::Len) => object = raw.bytes()?.to_vec(),
+                        (_, wire_type) => raw.skip(wire_type)?,
+                    }
+                }
+            }
+            (_, wire_type) => reader.skip(wire_type)?,
+        }
+    }
+    Ok(Some(WatchFrame {
+        event_type,
+        object,
+        rest,
+    }))
 }
 
 /// Mirrors `runtime.Unknown`: the type, the object's bytes, and how they are

@@ -23,26 +23,29 @@ pub(super) static ROOTS: &[Root] = &[
     Root { api_version: "authorization.k8s.io/v1", kind: "SelfSubjectAccessReview", message: 12 },
     Root { api_version: "authorization.k8s.io/v1", kind: "SelfSubjectRulesReview", message: 13 },
     Root { api_version: "*", kind: "DeleteOptions", message: 14 },
+    Root { api_version: "v1", kind: "Status", message: 15 },
+    Root { api_version: "meta.k8s.io/v1", kind: "PartialObjectMetadata", message: 16 },
+    Root { api_version: "meta.k8s.io/v1beta1", kind: "PartialObjectMetadata", message: 16 },
 ];
 
 /// The messages, by the index [`Ty::Message`] holds.
 pub(super) static MESSAGES: &[Message] = &[
     // api::core::v1::Pod
     Message { name: "Pod", fields: &[
-        Field { tag: 1, json: "metadata", ty: Ty::Message(15), repeated: false, keep_zero: true },
-        Field { tag: 2, json: "spec", ty: Ty::Message(16), repeated: false, keep_zero: false },
-        Field { tag: 3, json: "status", ty: Ty::Message(17), repeated: false, keep_zero: false },
+        Field { tag: 1, json: "metadata", ty: Ty::Message(17), repeated: false, keep_zero: true },
+        Field { tag: 2, json: "spec", ty: Ty::Message(18), repeated: false, keep_zero: false },
+        Field { tag: 3, json: "status", ty: Ty::Message(19), repeated: false, keep_zero: false },
     ] },
     // api::core::v1::ConfigMap
     Message { name: "ConfigMap", fields: &[
-        Field { tag: 1, json: "metadata", ty: Ty::Message(15), repeated: false, keep_zero: true },
+        Field { tag: 1, json: "metadata", ty: Ty::Message(17), repeated: false, keep_zero: true },
         Field { tag: 2, json: "data", ty: Ty::MapString, repeated: false, keep_zero: false },
         Field { tag: 3, json: "binaryData", ty: Ty::MapBytes, repeated: false, keep_zero: false },
         Field { tag: 4, json: "immutable", ty: Ty::Bool, repeated: false, keep_zero: true },
     ] },
     // api::core::v1::Secret
     Message { name: "Secret", fields: &[
-        Field { tag: 1, json: "metadata", ty: Ty::Message(15), repeated: false, keep_zero: true },
+        Field { tag: 1, json: "metadata", ty: Ty::Message(17), repeated: false, keep_zero: true },
         Field { tag: 2, json: "data", ty: Ty::MapBytes, repeated: false, keep_zero: false },
         Field { tag: 3, json: "type", ty: Ty::String, repeated: false, keep_zero: false },
         Field { tag: 4, json: "stringData", ty: Ty::MapString, repeated: false, keep_zero: false },
@@ -50,100 +53,113 @@ pub(super) static MESSAGES: &[Message] = &[
     ] },
     // api::core::v1::Namespace
     Message { name: "Namespace", fields: &[
-        Field { tag: 1, json: "metadata", ty: Ty::Message(15), repeated: false, keep_zero: true },
-        Field { tag: 2, json: "spec", ty: Ty::Message(18), repeated: false, keep_zero: false },
-        Field { tag: 3, json: "status", ty: Ty::Message(19), repeated: false, keep_zero: false },
-    ] },
-    // api::core::v1::Node
-    Message { name: "Node", fields: &[
-        Field { tag: 1, json: "metadata", ty: Ty::Message(15), repeated: false, keep_zero: true },
+        Field { tag: 1, json: "metadata", ty: Ty::Message(17), repeated: false, keep_zero: true },
         Field { tag: 2, json: "spec", ty: Ty::Message(20), repeated: false, keep_zero: false },
         Field { tag: 3, json: "status", ty: Ty::Message(21), repeated: false, keep_zero: false },
     ] },
+    // api::core::v1::Node
+    Message { name: "Node", fields: &[
+        Field { tag: 1, json: "metadata", ty: Ty::Message(17), repeated: false, keep_zero: true },
+        Field { tag: 2, json: "spec", ty: Ty::Message(22), repeated: false, keep_zero: false },
+        Field { tag: 3, json: "status", ty: Ty::Message(23), repeated: false, keep_zero: false },
+    ] },
     // api::core::v1::Event
     Message { name: "Event", fields: &[
-        Field { tag: 1, json: "metadata", ty: Ty::Message(15), repeated: false, keep_zero: true },
-        Field { tag: 2, json: "involvedObject", ty: Ty::Message(22), repeated: false, keep_zero: true },
+        Field { tag: 1, json: "metadata", ty: Ty::Message(17), repeated: false, keep_zero: true },
+        Field { tag: 2, json: "involvedObject", ty: Ty::Message(24), repeated: false, keep_zero: true },
         Field { tag: 3, json: "reason", ty: Ty::String, repeated: false, keep_zero: false },
         Field { tag: 4, json: "message", ty: Ty::String, repeated: false, keep_zero: false },
-        Field { tag: 5, json: "source", ty: Ty::Message(23), repeated: false, keep_zero: false },
+        Field { tag: 5, json: "source", ty: Ty::Message(25), repeated: false, keep_zero: false },
         Field { tag: 6, json: "firstTimestamp", ty: Ty::Special(Special::Time), repeated: false, keep_zero: false },
         Field { tag: 7, json: "lastTimestamp", ty: Ty::Special(Special::Time), repeated: false, keep_zero: false },
         Field { tag: 8, json: "count", ty: Ty::Int32, repeated: false, keep_zero: false },
         Field { tag: 9, json: "type", ty: Ty::String, repeated: false, keep_zero: false },
         Field { tag: 10, json: "eventTime", ty: Ty::Special(Special::MicroTime), repeated: false, keep_zero: false },
-        Field { tag: 11, json: "series", ty: Ty::Message(24), repeated: false, keep_zero: false },
+        Field { tag: 11, json: "series", ty: Ty::Message(26), repeated: false, keep_zero: false },
         Field { tag: 12, json: "action", ty: Ty::String, repeated: false, keep_zero: false },
-        Field { tag: 13, json: "related", ty: Ty::Message(22), repeated: false, keep_zero: false },
+        Field { tag: 13, json: "related", ty: Ty::Message(24), repeated: false, keep_zero: false },
         Field { tag: 14, json: "reportingComponent", ty: Ty::String, repeated: false, keep_zero: false },
         Field { tag: 15, json: "reportingInstance", ty: Ty::String, repeated: false, keep_zero: false },
     ] },
     // api::core::v1::Binding
     Message { name: "Binding", fields: &[
-        Field { tag: 1, json: "metadata", ty: Ty::Message(15), repeated: false, keep_zero: true },
-        Field { tag: 2, json: "target", ty: Ty::Message(22), repeated: false, keep_zero: true },
+        Field { tag: 1, json: "metadata", ty: Ty::Message(17), repeated: false, keep_zero: true },
+        Field { tag: 2, json: "target", ty: Ty::Message(24), repeated: false, keep_zero: true },
     ] },
     // api::apps::v1::Deployment
     Message { name: "Deployment", fields: &[
-        Field { tag: 1, json: "metadata", ty: Ty::Message(15), repeated: false, keep_zero: true },
-        Field { tag: 2, json: "spec", ty: Ty::Message(25), repeated: false, keep_zero: true },
-        Field { tag: 3, json: "status", ty: Ty::Message(26), repeated: false, keep_zero: false },
-    ] },
-    // api::apps::v1::ReplicaSet
-    Message { name: "ReplicaSet", fields: &[
-        Field { tag: 1, json: "metadata", ty: Ty::Message(15), repeated: false, keep_zero: true },
+        Field { tag: 1, json: "metadata", ty: Ty::Message(17), repeated: false, keep_zero: true },
         Field { tag: 2, json: "spec", ty: Ty::Message(27), repeated: false, keep_zero: true },
         Field { tag: 3, json: "status", ty: Ty::Message(28), repeated: false, keep_zero: false },
     ] },
+    // api::apps::v1::ReplicaSet
+    Message { name: "ReplicaSet", fields: &[
+        Field { tag: 1, json: "metadata", ty: Ty::Message(17), repeated: false, keep_zero: true },
+        Field { tag: 2, json: "spec", ty: Ty::Message(29), repeated: false, keep_zero: true },
+        Field { tag: 3, json: "status", ty: Ty::Message(30), repeated: false, keep_zero: false },
+    ] },
     // api::coordination::v1::Lease
     Message { name: "Lease", fields: &[
-        Field { tag: 1, json: "metadata", ty: Ty::Message(15), repeated: false, keep_zero: true },
-        Field { tag: 2, json: "spec", ty: Ty::Message(29), repeated: false, keep_zero: false },
+        Field { tag: 1, json: "metadata", ty: Ty::Message(17), repeated: false, keep_zero: true },
+        Field { tag: 2, json: "spec", ty: Ty::Message(31), repeated: false, keep_zero: false },
     ] },
     // api::autoscaling::v1::Scale
     Message { name: "Scale", fields: &[
-        Field { tag: 1, json: "metadata", ty: Ty::Message(15), repeated: false, keep_zero: true },
-        Field { tag: 2, json: "spec", ty: Ty::Message(30), repeated: false, keep_zero: false },
-        Field { tag: 3, json: "status", ty: Ty::Message(31), repeated: false, keep_zero: false },
+        Field { tag: 1, json: "metadata", ty: Ty::Message(17), repeated: false, keep_zero: true },
+        Field { tag: 2, json: "spec", ty: Ty::Message(32), repeated: false, keep_zero: false },
+        Field { tag: 3, json: "status", ty: Ty::Message(33), repeated: false, keep_zero: false },
     ] },
     // api::events::v1::Event
     Message { name: "Event", fields: &[
-        Field { tag: 1, json: "metadata", ty: Ty::Message(15), repeated: false, keep_zero: true },
+        Field { tag: 1, json: "metadata", ty: Ty::Message(17), repeated: false, keep_zero: true },
         Field { tag: 2, json: "eventTime", ty: Ty::Special(Special::MicroTime), repeated: false, keep_zero: false },
-        Field { tag: 3, json: "series", ty: Ty::Message(32), repeated: false, keep_zero: false },
+        Field { tag: 3, json: "series", ty: Ty::Message(34), repeated: false, keep_zero: false },
         Field { tag: 4, json: "reportingController", ty: Ty::String, repeated: false, keep_zero: false },
         Field { tag: 5, json: "reportingInstance", ty: Ty::String, repeated: false, keep_zero: false },
         Field { tag: 6, json: "action", ty: Ty::String, repeated: false, keep_zero: false },
         Field { tag: 7, json: "reason", ty: Ty::String, repeated: false, keep_zero: false },
-        Field { tag: 8, json: "regarding", ty: Ty::Message(22), repeated: false, keep_zero: false },
-        Field { tag: 9, json: "related", ty: Ty::Message(22), repeated: false, keep_zero: false },
+        Field { tag: 8, json: "regarding", ty: Ty::Message(24), repeated: false, keep_zero: false },
+        Field { tag: 9, json: "related", ty: Ty::Message(24), repeated: false, keep_zero: false },
         Field { tag: 10, json: "note", ty: Ty::String, repeated: false, keep_zero: false },
         Field { tag: 11, json: "type", ty: Ty::String, repeated: false, keep_zero: false },
-        Field { tag: 12, json: "deprecatedSource", ty: Ty::Message(23), repeated: false, keep_zero: false },
+        Field { tag: 12, json: "deprecatedSource", ty: Ty::Message(25), repeated: false, keep_zero: false },
         Field { tag: 13, json: "deprecatedFirstTimestamp", ty: Ty::Special(Special::Time), repeated: false, keep_zero: false },
         Field { tag: 14, json: "deprecatedLastTimestamp", ty: Ty::Special(Special::Time), repeated: false, keep_zero: false },
         Field { tag: 15, json: "deprecatedCount", ty: Ty::Int32, repeated: false, keep_zero: false },
     ] },
     // api::authorization::v1::SelfSubjectAccessReview
     Message { name: "SelfSubjectAccessReview", fields: &[
-        Field { tag: 1, json: "metadata", ty: Ty::Message(15), repeated: false, keep_zero: true },
-        Field { tag: 2, json: "spec", ty: Ty::Message(33), repeated: false, keep_zero: true },
-        Field { tag: 3, json: "status", ty: Ty::Message(34), repeated: false, keep_zero: false },
+        Field { tag: 1, json: "metadata", ty: Ty::Message(17), repeated: false, keep_zero: true },
+        Field { tag: 2, json: "spec", ty: Ty::Message(35), repeated: false, keep_zero: true },
+        Field { tag: 3, json: "status", ty: Ty::Message(36), repeated: false, keep_zero: false },
     ] },
     // api::authorization::v1::SelfSubjectRulesReview
     Message { name: "SelfSubjectRulesReview", fields: &[
-        Field { tag: 1, json: "metadata", ty: Ty::Message(15), repeated: false, keep_zero: true },
-        Field { tag: 2, json: "spec", ty: Ty::Message(35), repeated: false, keep_zero: true },
-        Field { tag: 3, json: "status", ty: Ty::Message(36), repeated: false, keep_zero: false },
+        Field { tag: 1, json: "metadata", ty: Ty::Message(17), repeated: false, keep_zero: true },
+        Field { tag: 2, json: "spec", ty: Ty::Message(37), repeated: false, keep_zero: true },
+        Field { tag: 3, json: "status", ty: Ty::Message(38), repeated: false, keep_zero: false },
     ] },
     // apimachinery::pkg::apis::meta::v1::DeleteOptions
     Message { name: "DeleteOptions", fields: &[
         Field { tag: 1, json: "gracePeriodSeconds", ty: Ty::Int64, repeated: false, keep_zero: true },
-        Field { tag: 2, json: "preconditions", ty: Ty::Message(37), repeated: false, keep_zero: false },
+        Field { tag: 2, json: "preconditions", ty: Ty::Message(39), repeated: false, keep_zero: false },
         Field { tag: 3, json: "orphanDependents", ty: Ty::Bool, repeated: false, keep_zero: true },
         Field { tag: 4, json: "propagationPolicy", ty: Ty::String, repeated: false, keep_zero: false },
         Field { tag: 5, json: "dryRun", ty: Ty::String, repeated: true, keep_zero: false },
         Field { tag: 6, json: "ignoreStoreReadErrorWithClusterBreakingPotential", ty: Ty::Bool, repeated: false, keep_zero: true },
+    ] },
+    // apimachinery::pkg::apis::meta::v1::Status
+    Message { name: "Status", fields: &[
+        Field { tag: 1, json: "metadata", ty: Ty::Message(40), repeated: false, keep_zero: true },
+        Field { tag: 2, json: "status", ty: Ty::String, repeated: false, keep_zero: false },
+        Field { tag: 3, json: "message", ty: Ty::String, repeated: false, keep_zero: false },
+        Field { tag: 4, json: "reason", ty: Ty::String, repeated: false, keep_zero: false },
+        Field { tag: 5, json: "details", ty: Ty::Message(41), repeated: false, keep_zero: false },
+        Field { tag: 6, json: "code", ty: Ty::Int32, repeated: false, keep_zero: false },
+    ] },
+    // apimachinery::pkg::apis::meta::v1::PartialObjectMetadata
+    Message { name: "PartialObjectMetadata", fields: &[
+        Field { tag: 1, json: "metadata", ty: Ty::Message(17), repeated: false, keep_zero: false },
     ] },
     // apimachinery::pkg::apis::meta::v1::ObjectMeta
     Message { name: "ObjectMeta", fields: &[
@@ -159,14 +175,14 @@ pub(super) static MESSAGES: &[Message] = &[
         Field { tag: 10, json: "deletionGracePeriodSeconds", ty: Ty::Int64, repeated: false, keep_zero: true },
         Field { tag: 11, json: "labels", ty: Ty::MapString, repeated: false, keep_zero: false },
         Field { tag: 12, json: "annotations", ty: Ty::MapString, repeated: false, keep_zero: false },
-        Field { tag: 13, json: "ownerReferences", ty: Ty::Message(38), repeated: true, keep_zero: false },
+        Field { tag: 13, json: "ownerReferences", ty: Ty::Message(42), repeated: true, keep_zero: false },
         Field { tag: 14, json: "finalizers", ty: Ty::String, repeated: true, keep_zero: false },
-        Field { tag: 17, json: "managedFields", ty: Ty::Message(39), repeated: true, keep_zero: false },
+        Field { tag: 17, json: "managedFields", ty: Ty::Message(43), repeated: true, keep_zero: false },
     ] },
     // api::core::v1::PodSpec
     Message { name: "PodSpec", fields: &[
-        Field { tag: 1, json: "volumes", ty: Ty::Message(40), repeated: true, keep_zero: false },
-        Field { tag: 2, json: "containers", ty: Ty::Message(41), repeated: true, keep_zero: true },
+        Field { tag: 1, json: "volumes", ty: Ty::Message(44), repeated: true, keep_zero: false },
+        Field { tag: 2, json: "containers", ty: Ty::Message(45), repeated: true, keep_zero: true },
         Field { tag: 3, json: "restartPolicy", ty: Ty::String, repeated: false, keep_zero: false },
         Field { tag: 4, json: "terminationGracePeriodSeconds", ty: Ty::Int64, repeated: false, keep_zero: true },
         Field { tag: 5, json: "activeDeadlineSeconds", ty: Ty::Int64, repeated: false, keep_zero: true },
@@ -178,58 +194,58 @@ pub(super) static MESSAGES: &[Message] = &[
         Field { tag: 11, json: "hostNetwork", ty: Ty::Bool, repeated: false, keep_zero: false },
         Field { tag: 12, json: "hostPID", ty: Ty::Bool, repeated: false, keep_zero: false },
         Field { tag: 13, json: "hostIPC", ty: Ty::Bool, repeated: false, keep_zero: false },
-        Field { tag: 14, json: "securityContext", ty: Ty::Message(43), repeated: false, keep_zero: false },
-        Field { tag: 15, json: "imagePullSecrets", ty: Ty::Message(44), repeated: true, keep_zero: false },
+        Field { tag: 14, json: "securityContext", ty: Ty::Message(47), repeated: false, keep_zero: false },
+        Field { tag: 15, json: "imagePullSecrets", ty: Ty::Message(48), repeated: true, keep_zero: false },
         Field { tag: 16, json: "hostname", ty: Ty::String, repeated: false, keep_zero: false },
         Field { tag: 17, json: "subdomain", ty: Ty::String, repeated: false, keep_zero: false },
-        Field { tag: 18, json: "affinity", ty: Ty::Message(45), repeated: false, keep_zero: false },
+        Field { tag: 18, json: "affinity", ty: Ty::Message(49), repeated: false, keep_zero: false },
         Field { tag: 19, json: "schedulerName", ty: Ty::String, repeated: false, keep_zero: false },
-        Field { tag: 20, json: "initContainers", ty: Ty::Message(41), repeated: true, keep_zero: false },
+        Field { tag: 20, json: "initContainers", ty: Ty::Message(45), repeated: true, keep_zero: false },
         Field { tag: 21, json: "automountServiceAccountToken", ty: Ty::Bool, repeated: false, keep_zero: true },
-        Field { tag: 22, json: "tolerations", ty: Ty::Message(46), repeated: true, keep_zero: false },
-        Field { tag: 23, json: "hostAliases", ty: Ty::Message(47), repeated: true, keep_zero: false },
+        Field { tag: 22, json: "tolerations", ty: Ty::Message(50), repeated: true, keep_zero: false },
+        Field { tag: 23, json: "hostAliases", ty: Ty::Message(51), repeated: true, keep_zero: false },
         Field { tag: 24, json: "priorityClassName", ty: Ty::String, repeated: false, keep_zero: false },
         Field { tag: 25, json: "priority", ty: Ty::Int32, repeated: false, keep_zero: true },
-        Field { tag: 26, json: "dnsConfig", ty: Ty::Message(48), repeated: false, keep_zero: false },
+        Field { tag: 26, json: "dnsConfig", ty: Ty::Message(52), repeated: false, keep_zero: false },
         Field { tag: 27, json: "shareProcessNamespace", ty: Ty::Bool, repeated: false, keep_zero: true },
-        Field { tag: 28, json: "readinessGates", ty: Ty::Message(49), repeated: true, keep_zero: false },
+        Field { tag: 28, json: "readinessGates", ty: Ty::Message(53), repeated: true, keep_zero: false },
         Field { tag: 29, json: "runtimeClassName", ty: Ty::String, repeated: false, keep_zero: false },
         Field { tag: 30, json: "enableServiceLinks", ty: Ty::Bool, repeated: false, keep_zero: true },
         Field { tag: 31, json: "preemptionPolicy", ty: Ty::String, repeated: false, keep_zero: false },
         Field { tag: 32, json: "overhead", ty: Ty::MapMessage(&Ty::Special(Special::Quantity)), repeated: false, keep_zero: false },
-        Field { tag: 33, json: "topologySpreadConstraints", ty: Ty::Message(50), repeated: true, keep_zero: false },
-        Field { tag: 34, json: "ephemeralContainers", ty: Ty::Message(42), repeated: true, keep_zero: false },
+        Field { tag: 33, json: "topologySpreadConstraints", ty: Ty::Message(54), repeated: true, keep_zero: false },
+        Field { tag: 34, json: "ephemeralContainers", ty: Ty::Message(46), repeated: true, keep_zero: false },
         Field { tag: 35, json: "setHostnameAsFQDN", ty: Ty::Bool, repeated: false, keep_zero: true },
-        Field { tag: 36, json: "os", ty: Ty::Message(51), repeated: false, keep_zero: false },
+        Field { tag: 36, json: "os", ty: Ty::Message(55), repeated: false, keep_zero: false },
         Field { tag: 37, json: "hostUsers", ty: Ty::Bool, repeated: false, keep_zero: true },
-        Field { tag: 38, json: "schedulingGates", ty: Ty::Message(52), repeated: true, keep_zero: false },
-        Field { tag: 39, json: "resourceClaims", ty: Ty::Message(53), repeated: true, keep_zero: false },
-        Field { tag: 40, json: "resources", ty: Ty::Message(54), repeated: false, keep_zero: false },
+        Field { tag: 38, json: "schedulingGates", ty: Ty::Message(56), repeated: true, keep_zero: false },
+        Field { tag: 39, json: "resourceClaims", ty: Ty::Message(57), repeated: true, keep_zero: false },
+        Field { tag: 40, json: "resources", ty: Ty::Message(58), repeated: false, keep_zero: false },
         Field { tag: 41, json: "hostnameOverride", ty: Ty::String, repeated: false, keep_zero: false },
-        Field { tag: 42, json: "workloadRef", ty: Ty::Message(55), repeated: false, keep_zero: false },
+        Field { tag: 42, json: "workloadRef", ty: Ty::Message(59), repeated: false, keep_zero: false },
     ] },
     // api::core::v1::PodStatus
     Message { name: "PodStatus", fields: &[
         Field { tag: 1, json: "phase", ty: Ty::String, repeated: false, keep_zero: false },
-        Field { tag: 2, json: "conditions", ty: Ty::Message(56), repeated: true, keep_zero: false },
+        Field { tag: 2, json: "conditions", ty: Ty::Message(60), repeated: true, keep_zero: false },
         Field { tag: 3, json: "message", ty: Ty::String, repeated: false, keep_zero: false },
         Field { tag: 4, json: "reason", ty: Ty::String, repeated: false, keep_zero: false },
         Field { tag: 5, json: "hostIP", ty: Ty::String, repeated: false, keep_zero: false },
         Field { tag: 6, json: "podIP", ty: Ty::String, repeated: false, keep_zero: false },
         Field { tag: 7, json: "startTime", ty: Ty::Special(Special::Time), repeated: false, keep_zero: false },
-        Field { tag: 8, json: "containerStatuses", ty: Ty::Message(59), repeated: true, keep_zero: false },
+        Field { tag: 8, json: "containerStatuses", ty: Ty::Message(63), repeated: true, keep_zero: false },
         Field { tag: 9, json: "qosClass", ty: Ty::String, repeated: false, keep_zero: false },
-        Field { tag: 10, json: "initContainerStatuses", ty: Ty::Message(59), repeated: true, keep_zero: false },
+        Field { tag: 10, json: "initContainerStatuses", ty: Ty::Message(63), repeated: true, keep_zero: false },
         Field { tag: 11, json: "nominatedNodeName", ty: Ty::String, repeated: false, keep_zero: false },
-        Field { tag: 12, json: "podIPs", ty: Ty::Message(58), repeated: true, keep_zero: false },
-        Field { tag: 13, json: "ephemeralContainerStatuses", ty: Ty::Message(59), repeated: true, keep_zero: false },
+        Field { tag: 12, json: "podIPs", ty: Ty::Message(62), repeated: true, keep_zero: false },
+        Field { tag: 13, json: "ephemeralContainerStatuses", ty: Ty::Message(63), repeated: true, keep_zero: false },
         Field { tag: 14, json: "resize", ty: Ty::String, repeated: false, keep_zero: false },
-        Field { tag: 15, json: "resourceClaimStatuses", ty: Ty::Message(60), repeated: true, keep_zero: false },
-        Field { tag: 16, json: "hostIPs", ty: Ty::Message(57), repeated: true, keep_zero: false },
+        Field { tag: 15, json: "resourceClaimStatuses", ty: Ty::Message(64), repeated: true, keep_zero: false },
+        Field { tag: 16, json: "hostIPs", ty: Ty::Message(61), repeated: true, keep_zero: false },
         Field { tag: 17, json: "observedGeneration", ty: Ty::Int64, repeated: false, keep_zero: false },
-        Field { tag: 18, json: "extendedResourceClaimStatus", ty: Ty::Message(61), repeated: false, keep_zero: false },
+        Field { tag: 18, json: "extendedResourceClaimStatus", ty: Ty::Message(65), repeated: false, keep_zero: false },
         Field { tag: 19, json: "allocatedResources", ty: Ty::MapMessage(&Ty::Special(Special::Quantity)), repeated: false, keep_zero: false },
-        Field { tag: 20, json: "resources", ty: Ty::Message(54), repeated: false, keep_zero: false },
+        Field { tag: 20, json: "resources", ty: Ty::Message(58), repeated: false, keep_zero: false },
     ] },
     // api::core::v1::NamespaceSpec
     Message { name: "NamespaceSpec", fields: &[
@@ -238,7 +254,7 @@ pub(super) static MESSAGES: &[Message] = &[
     // api::core::v1::NamespaceStatus
     Message { name: "NamespaceStatus", fields: &[
         Field { tag: 1, json: "phase", ty: Ty::String, repeated: false, keep_zero: false },
-        Field { tag: 2, json: "conditions", ty: Ty::Message(62), repeated: true, keep_zero: false },
+        Field { tag: 2, json: "conditions", ty: Ty::Message(66), repeated: true, keep_zero: false },
     ] },
     // api::core::v1::NodeSpec
     Message { name: "NodeSpec", fields: &[
@@ -246,8 +262,8 @@ pub(super) static MESSAGES: &[Message] = &[
         Field { tag: 2, json: "externalID", ty: Ty::String, repeated: false, keep_zero: false },
         Field { tag: 3, json: "providerID", ty: Ty::String, repeated: false, keep_zero: false },
         Field { tag: 4, json: "unschedulable", ty: Ty::Bool, repeated: false, keep_zero: false },
-        Field { tag: 5, json: "taints", ty: Ty::Message(63), repeated: true, keep_zero: false },
-        Field { tag: 6, json: "configSource", ty: Ty::Message(64), repeated: false, keep_zero: false },
+        Field { tag: 5, json: "taints", ty: Ty::Message(67), repeated: true, keep_zero: false },
+        Field { tag: 6, json: "configSource", ty: Ty::Message(68), repeated: false, keep_zero: false },
         Field { tag: 7, json: "podCIDRs", ty: Ty::String, repeated: true, keep_zero: false },
     ] },
     // api::core::v1::NodeStatus
@@ -255,16 +271,16 @@ pub(super) static MESSAGES: &[Message] = &[
         Field { tag: 1, json: "capacity", ty: Ty::MapMessage(&Ty::Special(Special::Quantity)), repeated: false, keep_zero: false },
         Field { tag: 2, json: "allocatable", ty: Ty::MapMessage(&Ty::Special(Special::Quantity)), repeated: false, keep_zero: false },
         Field { tag: 3, json: "phase", ty: Ty::String, repeated: false, keep_zero: false },
-        Field { tag: 4, json: "conditions", ty: Ty::Message(65), repeated: true, keep_zero: false },
-        Field { tag: 5, json: "addresses", ty: Ty::Message(66), repeated: true, keep_zero: false },
-        Field { tag: 6, json: "daemonEndpoints", ty: Ty::Message(67), repeated: false, keep_zero: false },
-        Field { tag: 7, json: "nodeInfo", ty: Ty::Message(68), repeated: false, keep_zero: false },
-        Field { tag: 8, json: "images", ty: Ty::Message(69), repeated: true, keep_zero: false },
+        Field { tag: 4, json: "conditions", ty: Ty::Message(69), repeated: true, keep_zero: false },
+        Field { tag: 5, json: "addresses", ty: Ty::Message(70), repeated: true, keep_zero: false },
+        Field { tag: 6, json: "daemonEndpoints", ty: Ty::Message(71), repeated: false, keep_zero: false },
+        Field { tag: 7, json: "nodeInfo", ty: Ty::Message(72), repeated: false, keep_zero: false },
+        Field { tag: 8, json: "images", ty: Ty::Message(73), repeated: true, keep_zero: false },
         Field { tag: 9, json: "volumesInUse", ty: Ty::String, repeated: true, keep_zero: false },
-        Field { tag: 10, json: "volumesAttached", ty: Ty::Message(70), repeated: true, keep_zero: false },
-        Field { tag: 11, json: "config", ty: Ty::Message(71), repeated: false, keep_zero: false },
-        Field { tag: 12, json: "runtimeHandlers", ty: Ty::Message(72), repeated: true, keep_zero: false },
-        Field { tag: 13, json: "features", ty: Ty::Message(73), repeated: false, keep_zero: false },
+        Field { tag: 10, json: "volumesAttached", ty: Ty::Message(74), repeated: true, keep_zero: false },
+        Field { tag: 11, json: "config", ty: Ty::Message(75), repeated: false, keep_zero: false },
+        Field { tag: 12, json: "runtimeHandlers", ty: Ty::Message(76), repeated: true, keep_zero: false },
+        Field { tag: 13, json: "features", ty: Ty::Message(77), repeated: false, keep_zero: false },
         Field { tag: 14, json: "declaredFeatures", ty: Ty::String, repeated: true, keep_zero: false },
     ] },
     // api::core::v1::ObjectReference
@@ -290,9 +306,9 @@ pub(super) static MESSAGES: &[Message] = &[
     // api::apps::v1::DeploymentSpec
     Message { name: "DeploymentSpec", fields: &[
         Field { tag: 1, json: "replicas", ty: Ty::Int32, repeated: false, keep_zero: true },
-        Field { tag: 2, json: "selector", ty: Ty::Message(74), repeated: false, keep_zero: true },
-        Field { tag: 3, json: "template", ty: Ty::Message(75), repeated: false, keep_zero: true },
-        Field { tag: 4, json: "strategy", ty: Ty::Message(76), repeated: false, keep_zero: false },
+        Field { tag: 2, json: "selector", ty: Ty::Message(78), repeated: false, keep_zero: true },
+        Field { tag: 3, json: "template", ty: Ty::Message(79), repeated: false, keep_zero: true },
+        Field { tag: 4, json: "strategy", ty: Ty::Message(80), repeated: false, keep_zero: false },
         Field { tag: 5, json: "minReadySeconds", ty: Ty::Int32, repeated: false, keep_zero: false },
         Field { tag: 6, json: "revisionHistoryLimit", ty: Ty::Int32, repeated: false, keep_zero: true },
         Field { tag: 7, json: "paused", ty: Ty::Bool, repeated: false, keep_zero: false },
@@ -305,7 +321,7 @@ pub(super) static MESSAGES: &[Message] = &[
         Field { tag: 3, json: "updatedReplicas", ty: Ty::Int32, repeated: false, keep_zero: false },
         Field { tag: 4, json: "availableReplicas", ty: Ty::Int32, repeated: false, keep_zero: false },
         Field { tag: 5, json: "unavailableReplicas", ty: Ty::Int32, repeated: false, keep_zero: false },
-        Field { tag: 6, json: "conditions", ty: Ty::Message(77), repeated: true, keep_zero: false },
+        Field { tag: 6, json: "conditions", ty: Ty::Message(81), repeated: true, keep_zero: false },
         Field { tag: 7, json: "readyReplicas", ty: Ty::Int32, repeated: false, keep_zero: false },
         Field { tag: 8, json: "collisionCount", ty: Ty::Int32, repeated: false, keep_zero: true },
         Field { tag: 9, json: "terminatingReplicas", ty: Ty::Int32, repeated: false, keep_zero: true },
@@ -313,8 +329,8 @@ pub(super) static MESSAGES: &[Message] = &[
     // api::apps::v1::ReplicaSetSpec
     Message { name: "ReplicaSetSpec", fields: &[
         Field { tag: 1, json: "replicas", ty: Ty::Int32, repeated: false, keep_zero: true },
-        Field { tag: 2, json: "selector", ty: Ty::Message(74), repeated: false, keep_zero: true },
-        Field { tag: 3, json: "template", ty: Ty::Message(75), repeated: false, keep_zero: false },
+        Field { tag: 2, json: "selector", ty: Ty::Message(78), repeated: false, keep_zero: true },
+        Field { tag: 3, json: "template", ty: Ty::Message(79), repeated: false, keep_zero: false },
         Field { tag: 4, json: "minReadySeconds", ty: Ty::Int32, repeated: false, keep_zero: false },
     ] },
     // api::apps::v1::ReplicaSetStatus
@@ -324,7 +340,7 @@ pub(super) static MESSAGES: &[Message] = &[
         Field { tag: 3, json: "observedGeneration", ty: Ty::Int64, repeated: false, keep_zero: false },
         Field { tag: 4, json: "readyReplicas", ty: Ty::Int32, repeated: false, keep_zero: false },
         Field { tag: 5, json: "availableReplicas", ty: Ty::Int32, repeated: false, keep_zero: false },
-        Field { tag: 6, json: "conditions", ty: Ty::Message(78), repeated: true, keep_zero: false },
+        Field { tag: 6, json: "conditions", ty: Ty::Message(82), repeated: true, keep_zero: false },
         Field { tag: 7, json: "terminatingReplicas", ty: Ty::Int32, repeated: false, keep_zero: true },
     ] },
     // api::coordination::v1::LeaseSpec
@@ -353,8 +369,8 @@ pub(super) static MESSAGES: &[Message] = &[
     ] },
     // api::authorization::v1::SelfSubjectAccessReviewSpec
     Message { name: "SelfSubjectAccessReviewSpec", fields: &[
-        Field { tag: 1, json: "resourceAttributes", ty: Ty::Message(79), repeated: false, keep_zero: false },
-        Field { tag: 2, json: "nonResourceAttributes", ty: Ty::Message(80), repeated: false, keep_zero: false },
+        Field { tag: 1, json: "resourceAttributes", ty: Ty::Message(83), repeated: false, keep_zero: false },
+        Field { tag: 2, json: "nonResourceAttributes", ty: Ty::Message(84), repeated: false, keep_zero: false },
     ] },
     // api::authorization::v1::SubjectAccessReviewStatus
     Message { name: "SubjectAccessReviewStatus", fields: &[
@@ -369,8 +385,8 @@ pub(super) static MESSAGES: &[Message] = &[
     ] },
     // api::authorization::v1::SubjectRulesReviewStatus
     Message { name: "SubjectRulesReviewStatus", fields: &[
-        Field { tag: 1, json: "resourceRules", ty: Ty::Message(81), repeated: true, keep_zero: true },
-        Field { tag: 2, json: "nonResourceRules", ty: Ty::Message(82), repeated: true, keep_zero: true },
+        Field { tag: 1, json: "resourceRules", ty: Ty::Message(85), repeated: true, keep_zero: true },
+        Field { tag: 2, json: "nonResourceRules", ty: Ty::Message(86), repeated: true, keep_zero: true },
         Field { tag: 3, json: "incomplete", ty: Ty::Bool, repeated: false, keep_zero: true },
         Field { tag: 4, json: "evaluationError", ty: Ty::String, repeated: false, keep_zero: false },
     ] },
@@ -378,6 +394,22 @@ pub(super) static MESSAGES: &[Message] = &[
     Message { name: "Preconditions", fields: &[
         Field { tag: 1, json: "uid", ty: Ty::String, repeated: false, keep_zero: false },
         Field { tag: 2, json: "resourceVersion", ty: Ty::String, repeated: false, keep_zero: false },
+    ] },
+    // apimachinery::pkg::apis::meta::v1::ListMeta
+    Message { name: "ListMeta", fields: &[
+        Field { tag: 1, json: "selfLink", ty: Ty::String, repeated: false, keep_zero: false },
+        Field { tag: 2, json: "resourceVersion", ty: Ty::String, repeated: false, keep_zero: false },
+        Field { tag: 3, json: "continue", ty: Ty::String, repeated: false, keep_zero: false },
+        Field { tag: 4, json: "remainingItemCount", ty: Ty::Int64, repeated: false, keep_zero: true },
+    ] },
+    // apimachinery::pkg::apis::meta::v1::StatusDetails
+    Message { name: "StatusDetails", fields: &[
+        Field { tag: 1, json: "name", ty: Ty::String, repeated: false, keep_zero: false },
+        Field { tag: 2, json: "group", ty: Ty::String, repeated: false, keep_zero: false },
+        Field { tag: 3, json: "kind", ty: Ty::String, repeated: false, keep_zero: false },
+        Field { tag: 4, json: "causes", ty: Ty::Message(87), repeated: true, keep_zero: false },
+        Field { tag: 5, json: "retryAfterSeconds", ty: Ty::Int32, repeated: false, keep_zero: false },
+        Field { tag: 6, json: "uid", ty: Ty::String, repeated: false, keep_zero: false },
     ] },
     // apimachinery::pkg::apis::meta::v1::OwnerReference
     Message { name: "OwnerReference", fields: &[
@@ -401,7 +433,7 @@ pub(super) static MESSAGES: &[Message] = &[
     // api::core::v1::Volume
     Message { name: "Volume", fields: &[
         Field { tag: 1, json: "name", ty: Ty::String, repeated: false, keep_zero: true },
-        Field { tag: 2, json: "", ty: Ty::Message(83), repeated: false, keep_zero: true },
+        Field { tag: 2, json: "", ty: Ty::Message(88), repeated: false, keep_zero: true },
     ] },
     // api::core::v1::Container
     Message { name: "Container", fields: &[
@@ -410,45 +442,45 @@ pub(super) static MESSAGES: &[Message] = &[
         Field { tag: 3, json: "command", ty: Ty::String, repeated: true, keep_zero: false },
         Field { tag: 4, json: "args", ty: Ty::String, repeated: true, keep_zero: false },
         Field { tag: 5, json: "workingDir", ty: Ty::String, repeated: false, keep_zero: false },
-        Field { tag: 6, json: "ports", ty: Ty::Message(84), repeated: true, keep_zero: false },
-        Field { tag: 7, json: "env", ty: Ty::Message(86), repeated: true, keep_zero: false },
-        Field { tag: 8, json: "resources", ty: Ty::Message(54), repeated: false, keep_zero: false },
-        Field { tag: 9, json: "volumeMounts", ty: Ty::Message(89), repeated: true, keep_zero: false },
-        Field { tag: 10, json: "livenessProbe", ty: Ty::Message(91), repeated: false, keep_zero: false },
-        Field { tag: 11, json: "readinessProbe", ty: Ty::Message(91), repeated: false, keep_zero: false },
-        Field { tag: 12, json: "lifecycle", ty: Ty::Message(92), repeated: false, keep_zero: false },
+        Field { tag: 6, json: "ports", ty: Ty::Message(89), repeated: true, keep_zero: false },
+        Field { tag: 7, json: "env", ty: Ty::Message(91), repeated: true, keep_zero: false },
+        Field { tag: 8, json: "resources", ty: Ty::Message(58), repeated: false, keep_zero: false },
+        Field { tag: 9, json: "volumeMounts", ty: Ty::Message(94), repeated: true, keep_zero: false },
+        Field { tag: 10, json: "livenessProbe", ty: Ty::Message(96), repeated: false, keep_zero: false },
+        Field { tag: 11, json: "readinessProbe", ty: Ty::Message(96), repeated: false, keep_zero: false },
+        Field { tag: 12, json: "lifecycle", ty: Ty::Message(97), repeated: false, keep_zero: false },
         Field { tag: 13, json: "terminationMessagePath", ty: Ty::String, repeated: false, keep_zero: false },
         Field { tag: 14, json: "imagePullPolicy", ty: Ty::String, repeated: false, keep_zero: false },
-        Field { tag: 15, json: "securityContext", ty: Ty::Message(93), repeated: false, keep_zero: false },
+        Field { tag: 15, json: "securityContext", ty: Ty::Message(98), repeated: false, keep_zero: false },
         Field { tag: 16, json: "stdin", ty: Ty::Bool, repeated: false, keep_zero: false },
         Field { tag: 17, json: "stdinOnce", ty: Ty::Bool, repeated: false, keep_zero: false },
         Field { tag: 18, json: "tty", ty: Ty::Bool, repeated: false, keep_zero: false },
-        Field { tag: 19, json: "envFrom", ty: Ty::Message(85), repeated: true, keep_zero: false },
+        Field { tag: 19, json: "envFrom", ty: Ty::Message(90), repeated: true, keep_zero: false },
         Field { tag: 20, json: "terminationMessagePolicy", ty: Ty::String, repeated: false, keep_zero: false },
-        Field { tag: 21, json: "volumeDevices", ty: Ty::Message(90), repeated: true, keep_zero: false },
-        Field { tag: 22, json: "startupProbe", ty: Ty::Message(91), repeated: false, keep_zero: false },
-        Field { tag: 23, json: "resizePolicy", ty: Ty::Message(87), repeated: true, keep_zero: false },
+        Field { tag: 21, json: "volumeDevices", ty: Ty::Message(95), repeated: true, keep_zero: false },
+        Field { tag: 22, json: "startupProbe", ty: Ty::Message(96), repeated: false, keep_zero: false },
+        Field { tag: 23, json: "resizePolicy", ty: Ty::Message(92), repeated: true, keep_zero: false },
         Field { tag: 24, json: "restartPolicy", ty: Ty::String, repeated: false, keep_zero: false },
-        Field { tag: 25, json: "restartPolicyRules", ty: Ty::Message(88), repeated: true, keep_zero: false },
+        Field { tag: 25, json: "restartPolicyRules", ty: Ty::Message(93), repeated: true, keep_zero: false },
     ] },
     // api::core::v1::EphemeralContainer
     Message { name: "EphemeralContainer", fields: &[
-        Field { tag: 1, json: "", ty: Ty::Message(94), repeated: false, keep_zero: true },
+        Field { tag: 1, json: "", ty: Ty::Message(99), repeated: false, keep_zero: true },
         Field { tag: 2, json: "targetContainerName", ty: Ty::String, repeated: false, keep_zero: false },
     ] },
     // api::core::v1::PodSecurityContext
     Message { name: "PodSecurityContext", fields: &[
-        Field { tag: 1, json: "seLinuxOptions", ty: Ty::Message(95), repeated: false, keep_zero: false },
+        Field { tag: 1, json: "seLinuxOptions", ty: Ty::Message(100), repeated: false, keep_zero: false },
         Field { tag: 2, json: "runAsUser", ty: Ty::Int64, repeated: false, keep_zero: true },
         Field { tag: 3, json: "runAsNonRoot", ty: Ty::Bool, repeated: false, keep_zero: true },
         Field { tag: 4, json: "supplementalGroups", ty: Ty::Int64, repeated: true, keep_zero: false },
         Field { tag: 5, json: "fsGroup", ty: Ty::Int64, repeated: false, keep_zero: true },
         Field { tag: 6, json: "runAsGroup", ty: Ty::Int64, repeated: false, keep_zero: true },
-        Field { tag: 7, json: "sysctls", ty: Ty::Message(97), repeated: true, keep_zero: false },
-        Field { tag: 8, json: "windowsOptions", ty: Ty::Message(96), repeated: false, keep_zero: false },
+        Field { tag: 7, json: "sysctls", ty: Ty::Message(102), repeated: true, keep_zero: false },
+        Field { tag: 8, json: "windowsOptions", ty: Ty::Message(101), repeated: false, keep_zero: false },
         Field { tag: 9, json: "fsGroupChangePolicy", ty: Ty::String, repeated: false, keep_zero: false },
-        Field { tag: 10, json: "seccompProfile", ty: Ty::Message(98), repeated: false, keep_zero: false },
-        Field { tag: 11, json: "appArmorProfile", ty: Ty::Message(99), repeated: false, keep_zero: false },
+        Field { tag: 10, json: "seccompProfile", ty: Ty::Message(103), repeated: false, keep_zero: false },
+        Field { tag: 11, json: "appArmorProfile", ty: Ty::Message(104), repeated: false, keep_zero: false },
         Field { tag: 12, json: "supplementalGroupsPolicy", ty: Ty::String, repeated: false, keep_zero: false },
         Field { tag: 13, json: "seLinuxChangePolicy", ty: Ty::String, repeated: false, keep_zero: false },
     ] },
@@ -458,9 +490,9 @@ pub(super) static MESSAGES: &[Message] = &[
     ] },
     // api::core::v1::Affinity
     Message { name: "Affinity", fields: &[
-        Field { tag: 1, json: "nodeAffinity", ty: Ty::Message(100), repeated: false, keep_zero: false },
-        Field { tag: 2, json: "podAffinity", ty: Ty::Message(101), repeated: false, keep_zero: false },
-        Field { tag: 3, json: "podAntiAffinity", ty: Ty::Message(102), repeated: false, keep_zero: false },
+        Field { tag: 1, json: "nodeAffinity", ty: Ty::Message(105), repeated: false, keep_zero: false },
+        Field { tag: 2, json: "podAffinity", ty: Ty::Message(106), repeated: false, keep_zero: false },
+        Field { tag: 3, json: "podAntiAffinity", ty: Ty::Message(107), repeated: false, keep_zero: false },
     ] },
     // api::core::v1::Toleration
     Message { name: "Toleration", fields: &[
@@ -479,7 +511,7 @@ pub(super) static MESSAGES: &[Message] = &[
     Message { name: "PodDnsConfig", fields: &[
         Field { tag: 1, json: "nameservers", ty: Ty::String, repeated: true, keep_zero: false },
         Field { tag: 2, json: "searches", ty: Ty::String, repeated: true, keep_zero: false },
-        Field { tag: 3, json: "options", ty: Ty::Message(103), repeated: true, keep_zero: false },
+        Field { tag: 3, json: "options", ty: Ty::Message(108), repeated: true, keep_zero: false },
     ] },
     // api::core::v1::PodReadinessGate
     Message { name: "PodReadinessGate", fields: &[
@@ -490,7 +522,7 @@ pub(super) static MESSAGES: &[Message] = &[
         Field { tag: 1, json: "maxSkew", ty: Ty::Int32, repeated: false, keep_zero: true },
         Field { tag: 2, json: "topologyKey", ty: Ty::String, repeated: false, keep_zero: true },
         Field { tag: 3, json: "whenUnsatisfiable", ty: Ty::String, repeated: false, keep_zero: true },
-        Field { tag: 4, json: "labelSelector", ty: Ty::Message(74), repeated: false, keep_zero: false },
+        Field { tag: 4, json: "labelSelector", ty: Ty::Message(78), repeated: false, keep_zero: false },
         Field { tag: 5, json: "minDomains", ty: Ty::Int32, repeated: false, keep_zero: true },
         Field { tag: 6, json: "nodeAffinityPolicy", ty: Ty::String, repeated: false, keep_zero: false },
         Field { tag: 7, json: "nodeTaintsPolicy", ty: Ty::String, repeated: false, keep_zero: false },
@@ -514,7 +546,7 @@ pub(super) static MESSAGES: &[Message] = &[
     Message { name: "ResourceRequirements", fields: &[
         Field { tag: 1, json: "limits", ty: Ty::MapMessage(&Ty::Special(Special::Quantity)), repeated: false, keep_zero: false },
         Field { tag: 2, json: "requests", ty: Ty::MapMessage(&Ty::Special(Special::Quantity)), repeated: false, keep_zero: false },
-        Field { tag: 3, json: "claims", ty: Ty::Message(104), repeated: true, keep_zero: false },
+        Field { tag: 3, json: "claims", ty: Ty::Message(109), repeated: true, keep_zero: false },
     ] },
     // api::core::v1::WorkloadReference
     Message { name: "WorkloadReference", fields: &[
@@ -543,8 +575,8 @@ pub(super) static MESSAGES: &[Message] = &[
     // api::core::v1::ContainerStatus
     Message { name: "ContainerStatus", fields: &[
         Field { tag: 1, json: "name", ty: Ty::String, repeated: false, keep_zero: true },
-        Field { tag: 2, json: "state", ty: Ty::Message(105), repeated: false, keep_zero: false },
-        Field { tag: 3, json: "lastState", ty: Ty::Message(105), repeated: false, keep_zero: false },
+        Field { tag: 2, json: "state", ty: Ty::Message(110), repeated: false, keep_zero: false },
+        Field { tag: 3, json: "lastState", ty: Ty::Message(110), repeated: false, keep_zero: false },
         Field { tag: 4, json: "ready", ty: Ty::Bool, repeated: false, keep_zero: true },
         Field { tag: 5, json: "restartCount", ty: Ty::Int32, repeated: false, keep_zero: true },
         Field { tag: 6, json: "image", ty: Ty::String, repeated: false, keep_zero: true },
@@ -552,10 +584,10 @@ pub(super) static MESSAGES: &[Message] = &[
         Field { tag: 8, json: "containerID", ty: Ty::String, repeated: false, keep_zero: false },
         Field { tag: 9, json: "started", ty: Ty::Bool, repeated: false, keep_zero: true },
         Field { tag: 10, json: "allocatedResources", ty: Ty::MapMessage(&Ty::Special(Special::Quantity)), repeated: false, keep_zero: false },
-        Field { tag: 11, json: "resources", ty: Ty::Message(54), repeated: false, keep_zero: false },
-        Field { tag: 12, json: "volumeMounts", ty: Ty::Message(106), repeated: true, keep_zero: false },
-        Field { tag: 13, json: "user", ty: Ty::Message(107), repeated: false, keep_zero: false },
-        Field { tag: 14, json: "allocatedResourcesStatus", ty: Ty::Message(108), repeated: true, keep_zero: false },
+        Field { tag: 11, json: "resources", ty: Ty::Message(58), repeated: false, keep_zero: false },
+        Field { tag: 12, json: "volumeMounts", ty: Ty::Message(111), repeated: true, keep_zero: false },
+        Field { tag: 13, json: "user", ty: Ty::Message(112), repeated: false, keep_zero: false },
+        Field { tag: 14, json: "allocatedResourcesStatus", ty: Ty::Message(113), repeated: true, keep_zero: false },
         Field { tag: 15, json: "stopSignal", ty: Ty::String, repeated: false, keep_zero: false },
     ] },
     // api::core::v1::PodResourceClaimStatus
@@ -565,7 +597,7 @@ pub(super) static MESSAGES: &[Message] = &[
     ] },
     // api::core::v1::PodExtendedResourceClaimStatus
     Message { name: "PodExtendedResourceClaimStatus", fields: &[
-        Field { tag: 1, json: "requestMappings", ty: Ty::Message(109), repeated: true, keep_zero: true },
+        Field { tag: 1, json: "requestMappings", ty: Ty::Message(114), repeated: true, keep_zero: true },
         Field { tag: 2, json: "resourceClaimName", ty: Ty::String, repeated: false, keep_zero: true },
     ] },
     // api::core::v1::NamespaceCondition
@@ -585,7 +617,7 @@ pub(super) static MESSAGES: &[Message] = &[
     ] },
     // api::core::v1::NodeConfigSource
     Message { name: "NodeConfigSource", fields: &[
-        Field { tag: 2, json: "configMap", ty: Ty::Message(110), repeated: false, keep_zero: false },
+        Field { tag: 2, json: "configMap", ty: Ty::Message(115), repeated: false, keep_zero: false },
     ] },
     // api::core::v1::NodeCondition
     Message { name: "NodeCondition", fields: &[
@@ -603,7 +635,7 @@ pub(super) static MESSAGES: &[Message] = &[
     ] },
     // api::core::v1::NodeDaemonEndpoints
     Message { name: "NodeDaemonEndpoints", fields: &[
-        Field { tag: 1, json: "kubeletEndpoint", ty: Ty::Message(111), repeated: false, keep_zero: false },
+        Field { tag: 1, json: "kubeletEndpoint", ty: Ty::Message(116), repeated: false, keep_zero: false },
     ] },
     // api::core::v1::NodeSystemInfo
     Message { name: "NodeSystemInfo", fields: &[
@@ -617,7 +649,7 @@ pub(super) static MESSAGES: &[Message] = &[
         Field { tag: 8, json: "kubeProxyVersion", ty: Ty::String, repeated: false, keep_zero: true },
         Field { tag: 9, json: "operatingSystem", ty: Ty::String, repeated: false, keep_zero: true },
         Field { tag: 10, json: "architecture", ty: Ty::String, repeated: false, keep_zero: true },
-        Field { tag: 11, json: "swap", ty: Ty::Message(112), repeated: false, keep_zero: false },
+        Field { tag: 11, json: "swap", ty: Ty::Message(117), repeated: false, keep_zero: false },
     ] },
     // api::core::v1::ContainerImage
     Message { name: "ContainerImage", fields: &[
@@ -631,15 +663,15 @@ pub(super) static MESSAGES: &[Message] = &[
     ] },
     // api::core::v1::NodeConfigStatus
     Message { name: "NodeConfigStatus", fields: &[
-        Field { tag: 1, json: "assigned", ty: Ty::Message(64), repeated: false, keep_zero: false },
-        Field { tag: 2, json: "active", ty: Ty::Message(64), repeated: false, keep_zero: false },
-        Field { tag: 3, json: "lastKnownGood", ty: Ty::Message(64), repeated: false, keep_zero: false },
+        Field { tag: 1, json: "assigned", ty: Ty::Message(68), repeated: false, keep_zero: false },
+        Field { tag: 2, json: "active", ty: Ty::Message(68), repeated: false, keep_zero: false },
+        Field { tag: 3, json: "lastKnownGood", ty: Ty::Message(68), repeated: false, keep_zero: false },
         Field { tag: 4, json: "error", ty: Ty::String, repeated: false, keep_zero: false },
     ] },
     // api::core::v1::NodeRuntimeHandler
     Message { name: "NodeRuntimeHandler", fields: &[
         Field { tag: 1, json: "name", ty: Ty::String, repeated: false, keep_zero: false },
-        Field { tag: 2, json: "features", ty: Ty::Message(113), repeated: false, keep_zero: false },
+        Field { tag: 2, json: "features", ty: Ty::Message(118), repeated: false, keep_zero: false },
     ] },
     // api::core::v1::NodeFeatures
     Message { name: "NodeFeatures", fields: &[
@@ -648,17 +680,17 @@ pub(super) static MESSAGES: &[Message] = &[
     // apimachinery::pkg::apis::meta::v1::LabelSelector
     Message { name: "LabelSelector", fields: &[
         Field { tag: 1, json: "matchLabels", ty: Ty::MapString, repeated: false, keep_zero: false },
-        Field { tag: 2, json: "matchExpressions", ty: Ty::Message(114), repeated: true, keep_zero: false },
+        Field { tag: 2, json: "matchExpressions", ty: Ty::Message(119), repeated: true, keep_zero: false },
     ] },
     // api::core::v1::PodTemplateSpec
     Message { name: "PodTemplateSpec", fields: &[
-        Field { tag: 1, json: "metadata", ty: Ty::Message(15), repeated: false, keep_zero: false },
-        Field { tag: 2, json: "spec", ty: Ty::Message(16), repeated: false, keep_zero: false },
+        Field { tag: 1, json: "metadata", ty: Ty::Message(17), repeated: false, keep_zero: false },
+        Field { tag: 2, json: "spec", ty: Ty::Message(18), repeated: false, keep_zero: false },
     ] },
     // api::apps::v1::DeploymentStrategy
     Message { name: "DeploymentStrategy", fields: &[
         Field { tag: 1, json: "type", ty: Ty::String, repeated: false, keep_zero: false },
-        Field { tag: 2, json: "rollingUpdate", ty: Ty::Message(115), repeated: false, keep_zero: false },
+        Field { tag: 2, json: "rollingUpdate", ty: Ty::Message(120), repeated: false, keep_zero: false },
     ] },
     // api::apps::v1::DeploymentCondition
     Message { name: "DeploymentCondition", fields: &[
@@ -686,8 +718,8 @@ pub(super) static MESSAGES: &[Message] = &[
         Field { tag: 5, json: "resource", ty: Ty::String, repeated: false, keep_zero: false },
         Field { tag: 6, json: "subresource", ty: Ty::String, repeated: false, keep_zero: false },
         Field { tag: 7, json: "name", ty: Ty::String, repeated: false, keep_zero: false },
-        Field { tag: 8, json: "fieldSelector", ty: Ty::Message(116), repeated: false, keep_zero: false },
-        Field { tag: 9, json: "labelSelector", ty: Ty::Message(117), repeated: false, keep_zero: false },
+        Field { tag: 8, json: "fieldSelector", ty: Ty::Message(121), repeated: false, keep_zero: false },
+        Field { tag: 9, json: "labelSelector", ty: Ty::Message(122), repeated: false, keep_zero: false },
     ] },
     // api::authorization::v1::NonResourceAttributes
     Message { name: "NonResourceAttributes", fields: &[
@@ -706,38 +738,44 @@ pub(super) static MESSAGES: &[Message] = &[
         Field { tag: 1, json: "verbs", ty: Ty::String, repeated: true, keep_zero: true },
         Field { tag: 2, json: "nonResourceURLs", ty: Ty::String, repeated: true, keep_zero: false },
     ] },
+    // apimachinery::pkg::apis::meta::v1::StatusCause
+    Message { name: "StatusCause", fields: &[
+        Field { tag: 1, json: "reason", ty: Ty::String, repeated: false, keep_zero: false },
+        Field { tag: 2, json: "message", ty: Ty::String, repeated: false, keep_zero: false },
+        Field { tag: 3, json: "field", ty: Ty::String, repeated: false, keep_zero: false },
+    ] },
     // api::core::v1::VolumeSource
     Message { name: "VolumeSource", fields: &[
-        Field { tag: 1, json: "hostPath", ty: Ty::Message(118), repeated: false, keep_zero: false },
-        Field { tag: 2, json: "emptyDir", ty: Ty::Message(119), repeated: false, keep_zero: false },
-        Field { tag: 3, json: "gcePersistentDisk", ty: Ty::Message(120), repeated: false, keep_zero: false },
-        Field { tag: 4, json: "awsElasticBlockStore", ty: Ty::Message(121), repeated: false, keep_zero: false },
-        Field { tag: 5, json: "gitRepo", ty: Ty::Message(122), repeated: false, keep_zero: false },
-        Field { tag: 6, json: "secret", ty: Ty::Message(123), repeated: false, keep_zero: false },
-        Field { tag: 7, json: "nfs", ty: Ty::Message(124), repeated: false, keep_zero: false },
-        Field { tag: 8, json: "iscsi", ty: Ty::Message(125), repeated: false, keep_zero: false },
-        Field { tag: 9, json: "glusterfs", ty: Ty::Message(126), repeated: false, keep_zero: false },
-        Field { tag: 10, json: "persistentVolumeClaim", ty: Ty::Message(127), repeated: false, keep_zero: false },
-        Field { tag: 11, json: "rbd", ty: Ty::Message(128), repeated: false, keep_zero: false },
-        Field { tag: 12, json: "flexVolume", ty: Ty::Message(129), repeated: false, keep_zero: false },
-        Field { tag: 13, json: "cinder", ty: Ty::Message(130), repeated: false, keep_zero: false },
-        Field { tag: 14, json: "cephfs", ty: Ty::Message(131), repeated: false, keep_zero: false },
-        Field { tag: 15, json: "flocker", ty: Ty::Message(132), repeated: false, keep_zero: false },
-        Field { tag: 16, json: "downwardAPI", ty: Ty::Message(133), repeated: false, keep_zero: false },
-        Field { tag: 17, json: "fc", ty: Ty::Message(134), repeated: false, keep_zero: false },
-        Field { tag: 18, json: "azureFile", ty: Ty::Message(135), repeated: false, keep_zero: false },
-        Field { tag: 19, json: "configMap", ty: Ty::Message(136), repeated: false, keep_zero: false },
-        Field { tag: 20, json: "vsphereVolume", ty: Ty::Message(137), repeated: false, keep_zero: false },
-        Field { tag: 21, json: "quobyte", ty: Ty::Message(138), repeated: false, keep_zero: false },
-        Field { tag: 22, json: "azureDisk", ty: Ty::Message(139), repeated: false, keep_zero: false },
-        Field { tag: 23, json: "photonPersistentDisk", ty: Ty::Message(140), repeated: false, keep_zero: false },
-        Field { tag: 24, json: "portworxVolume", ty: Ty::Message(142), repeated: false, keep_zero: false },
-        Field { tag: 25, json: "scaleIO", ty: Ty::Message(143), repeated: false, keep_zero: false },
-        Field { tag: 26, json: "projected", ty: Ty::Message(141), repeated: false, keep_zero: false },
-        Field { tag: 27, json: "storageos", ty: Ty::Message(144), repeated: false, keep_zero: false },
-        Field { tag: 28, json: "csi", ty: Ty::Message(145), repeated: false, keep_zero: false },
-        Field { tag: 29, json: "ephemeral", ty: Ty::Message(146), repeated: false, keep_zero: false },
-        Field { tag: 30, json: "image", ty: Ty::Message(147), repeated: false, keep_zero: false },
+        Field { tag: 1, json: "hostPath", ty: Ty::Message(123), repeated: false, keep_zero: false },
+        Field { tag: 2, json: "emptyDir", ty: Ty::Message(124), repeated: false, keep_zero: false },
+        Field { tag: 3, json: "gcePersistentDisk", ty: Ty::Message(125), repeated: false, keep_zero: false },
+        Field { tag: 4, json: "awsElasticBlockStore", ty: Ty::Message(126), repeated: false, keep_zero: false },
+        Field { tag: 5, json: "gitRepo", ty: Ty::Message(127), repeated: false, keep_zero: false },
+        Field { tag: 6, json: "secret", ty: Ty::Message(128), repeated: false, keep_zero: false },
+        Field { tag: 7, json: "nfs", ty: Ty::Message(129), repeated: false, keep_zero: false },
+        Field { tag: 8, json: "iscsi", ty: Ty::Message(130), repeated: false, keep_zero: false },
+        Field { tag: 9, json: "glusterfs", ty: Ty::Message(131), repeated: false, keep_zero: false },
+        Field { tag: 10, json: "persistentVolumeClaim", ty: Ty::Message(132), repeated: false, keep_zero: false },
+        Field { tag: 11, json: "rbd", ty: Ty::Message(133), repeated: false, keep_zero: false },
+        Field { tag: 12, json: "flexVolume", ty: Ty::Message(134), repeated: false, keep_zero: false },
+        Field { tag: 13, json: "cinder", ty: Ty::Message(135), repeated: false, keep_zero: false },
+        Field { tag: 14, json: "cephfs", ty: Ty::Message(136), repeated: false, keep_zero: false },
+        Field { tag: 15, json: "flocker", ty: Ty::Message(137), repeated: false, keep_zero: false },
+        Field { tag: 16, json: "downwardAPI", ty: Ty::Message(138), repeated: false, keep_zero: false },
+        Field { tag: 17, json: "fc", ty: Ty::Message(139), repeated: false, keep_zero: false },
+        Field { tag: 18, json: "azureFile", ty: Ty::Message(140), repeated: false, keep_zero: false },
+        Field { tag: 19, json: "configMap", ty: Ty::Message(141), repeated: false, keep_zero: false },
+        Field { tag: 20, json: "vsphereVolume", ty: Ty::Message(142), repeated: false, keep_zero: false },
+        Field { tag: 21, json: "quobyte", ty: Ty::Message(143), repeated: false, keep_zero: false },
+        Field { tag: 22, json: "azureDisk", ty: Ty::Message(144), repeated: false, keep_zero: false },
+        Field { tag: 23, json: "photonPersistentDisk", ty: Ty::Message(145), repeated: false, keep_zero: false },
+        Field { tag: 24, json: "portworxVolume", ty: Ty::Message(147), repeated: false, keep_zero: false },
+        Field { tag: 25, json: "scaleIO", ty: Ty::Message(148), repeated: false, keep_zero: false },
+        Field { tag: 26, json: "projected", ty: Ty::Message(146), repeated: false, keep_zero: false },
+        Field { tag: 27, json: "storageos", ty: Ty::Message(149), repeated: false, keep_zero: false },
+        Field { tag: 28, json: "csi", ty: Ty::Message(150), repeated: false, keep_zero: false },
+        Field { tag: 29, json: "ephemeral", ty: Ty::Message(151), repeated: false, keep_zero: false },
+        Field { tag: 30, json: "image", ty: Ty::Message(152), repeated: false, keep_zero: false },
     ] },
     // api::core::v1::ContainerPort
     Message { name: "ContainerPort", fields: &[
@@ -750,14 +788,14 @@ pub(super) static MESSAGES: &[Message] = &[
     // api::core::v1::EnvFromSource
     Message { name: "EnvFromSource", fields: &[
         Field { tag: 1, json: "prefix", ty: Ty::String, repeated: false, keep_zero: false },
-        Field { tag: 2, json: "configMapRef", ty: Ty::Message(148), repeated: false, keep_zero: false },
-        Field { tag: 3, json: "secretRef", ty: Ty::Message(149), repeated: false, keep_zero: false },
+        Field { tag: 2, json: "configMapRef", ty: Ty::Message(153), repeated: false, keep_zero: false },
+        Field { tag: 3, json: "secretRef", ty: Ty::Message(154), repeated: false, keep_zero: false },
     ] },
     // api::core::v1::EnvVar
     Message { name: "EnvVar", fields: &[
         Field { tag: 1, json: "name", ty: Ty::String, repeated: false, keep_zero: true },
         Field { tag: 2, json: "value", ty: Ty::String, repeated: false, keep_zero: false },
-        Field { tag: 3, json: "valueFrom", ty: Ty::Message(150), repeated: false, keep_zero: false },
+        Field { tag: 3, json: "valueFrom", ty: Ty::Message(155), repeated: false, keep_zero: false },
     ] },
     // api::core::v1::ContainerResizePolicy
     Message { name: "ContainerResizePolicy", fields: &[
@@ -767,7 +805,7 @@ pub(super) static MESSAGES: &[Message] = &[
     // api::core::v1::ContainerRestartRule
     Message { name: "ContainerRestartRule", fields: &[
         Field { tag: 1, json: "action", ty: Ty::String, repeated: false, keep_zero: true },
-        Field { tag: 2, json: "exitCodes", ty: Ty::Message(151), repeated: false, keep_zero: false },
+        Field { tag: 2, json: "exitCodes", ty: Ty::Message(156), repeated: false, keep_zero: false },
     ] },
     // api::core::v1::VolumeMount
     Message { name: "VolumeMount", fields: &[
@@ -786,7 +824,7 @@ pub(super) static MESSAGES: &[Message] = &[
     ] },
     // api::core::v1::Probe
     Message { name: "Probe", fields: &[
-        Field { tag: 1, json: "", ty: Ty::Message(152), repeated: false, keep_zero: true },
+        Field { tag: 1, json: "", ty: Ty::Message(157), repeated: false, keep_zero: true },
         Field { tag: 2, json: "initialDelaySeconds", ty: Ty::Int32, repeated: false, keep_zero: false },
         Field { tag: 3, json: "timeoutSeconds", ty: Ty::Int32, repeated: false, keep_zero: false },
         Field { tag: 4, json: "periodSeconds", ty: Ty::Int32, repeated: false, keep_zero: false },
@@ -796,24 +834,24 @@ pub(super) static MESSAGES: &[Message] = &[
     ] },
     // api::core::v1::Lifecycle
     Message { name: "Lifecycle", fields: &[
-        Field { tag: 1, json: "postStart", ty: Ty::Message(153), repeated: false, keep_zero: false },
-        Field { tag: 2, json: "preStop", ty: Ty::Message(153), repeated: false, keep_zero: false },
+        Field { tag: 1, json: "postStart", ty: Ty::Message(158), repeated: false, keep_zero: false },
+        Field { tag: 2, json: "preStop", ty: Ty::Message(158), repeated: false, keep_zero: false },
         Field { tag: 3, json: "stopSignal", ty: Ty::String, repeated: false, keep_zero: false },
     ] },
     // api::core::v1::SecurityContext
     Message { name: "SecurityContext", fields: &[
-        Field { tag: 1, json: "capabilities", ty: Ty::Message(154), repeated: false, keep_zero: false },
+        Field { tag: 1, json: "capabilities", ty: Ty::Message(159), repeated: false, keep_zero: false },
         Field { tag: 2, json: "privileged", ty: Ty::Bool, repeated: false, keep_zero: true },
-        Field { tag: 3, json: "seLinuxOptions", ty: Ty::Message(95), repeated: false, keep_zero: false },
+        Field { tag: 3, json: "seLinuxOptions", ty: Ty::Message(100), repeated: false, keep_zero: false },
         Field { tag: 4, json: "runAsUser", ty: Ty::Int64, repeated: false, keep_zero: true },
         Field { tag: 5, json: "runAsNonRoot", ty: Ty::Bool, repeated: false, keep_zero: true },
         Field { tag: 6, json: "readOnlyRootFilesystem", ty: Ty::Bool, repeated: false, keep_zero: true },
         Field { tag: 7, json: "allowPrivilegeEscalation", ty: Ty::Bool, repeated: false, keep_zero: true },
         Field { tag: 8, json: "runAsGroup", ty: Ty::Int64, repeated: false, keep_zero: true },
         Field { tag: 9, json: "procMount", ty: Ty::String, repeated: false, keep_zero: false },
-        Field { tag: 10, json: "windowsOptions", ty: Ty::Message(96), repeated: false, keep_zero: false },
-        Field { tag: 11, json: "seccompProfile", ty: Ty::Message(98), repeated: false, keep_zero: false },
-        Field { tag: 12, json: "appArmorProfile", ty: Ty::Message(99), repeated: false, keep_zero: false },
+        Field { tag: 10, json: "windowsOptions", ty: Ty::Message(101), repeated: false, keep_zero: false },
+        Field { tag: 11, json: "seccompProfile", ty: Ty::Message(103), repeated: false, keep_zero: false },
+        Field { tag: 12, json: "appArmorProfile", ty: Ty::Message(104), repeated: false, keep_zero: false },
     ] },
     // api::core::v1::EphemeralContainerCommon
     Message { name: "EphemeralContainerCommon", fields: &[
@@ -822,26 +860,26 @@ pub(super) static MESSAGES: &[Message] = &[
         Field { tag: 3, json: "command", ty: Ty::String, repeated: true, keep_zero: false },
         Field { tag: 4, json: "args", ty: Ty::String, repeated: true, keep_zero: false },
         Field { tag: 5, json: "workingDir", ty: Ty::String, repeated: false, keep_zero: false },
-        Field { tag: 6, json: "ports", ty: Ty::Message(84), repeated: true, keep_zero: false },
-        Field { tag: 7, json: "env", ty: Ty::Message(86), repeated: true, keep_zero: false },
-        Field { tag: 8, json: "resources", ty: Ty::Message(54), repeated: false, keep_zero: false },
-        Field { tag: 9, json: "volumeMounts", ty: Ty::Message(89), repeated: true, keep_zero: false },
-        Field { tag: 10, json: "livenessProbe", ty: Ty::Message(91), repeated: false, keep_zero: false },
-        Field { tag: 11, json: "readinessProbe", ty: Ty::Message(91), repeated: false, keep_zero: false },
-        Field { tag: 12, json: "lifecycle", ty: Ty::Message(92), repeated: false, keep_zero: false },
+        Field { tag: 6, json: "ports", ty: Ty::Message(89), repeated: true, keep_zero: false },
+        Field { tag: 7, json: "env", ty: Ty::Message(91), repeated: true, keep_zero: false },
+        Field { tag: 8, json: "resources", ty: Ty::Message(58), repeated: false, keep_zero: false },
+        Field { tag: 9, json: "volumeMounts", ty: Ty::Message(94), repeated: true, keep_zero: false },
+        Field { tag: 10, json: "livenessProbe", ty: Ty::Message(96), repeated: false, keep_zero: false },
+        Field { tag: 11, json: "readinessProbe", ty: Ty::Message(96), repeated: false, keep_zero: false },
+        Field { tag: 12, json: "lifecycle", ty: Ty::Message(97), repeated: false, keep_zero: false },
         Field { tag: 13, json: "terminationMessagePath", ty: Ty::String, repeated: false, keep_zero: false },
         Field { tag: 14, json: "imagePullPolicy", ty: Ty::String, repeated: false, keep_zero: false },
-        Field { tag: 15, json: "securityContext", ty: Ty::Message(93), repeated: false, keep_zero: false },
+        Field { tag: 15, json: "securityContext", ty: Ty::Message(98), repeated: false, keep_zero: false },
         Field { tag: 16, json: "stdin", ty: Ty::Bool, repeated: false, keep_zero: false },
         Field { tag: 17, json: "stdinOnce", ty: Ty::Bool, repeated: false, keep_zero: false },
         Field { tag: 18, json: "tty", ty: Ty::Bool, repeated: false, keep_zero: false },
-        Field { tag: 19, json: "envFrom", ty: Ty::Message(85), repeated: true, keep_zero: false },
+        Field { tag: 19, json: "envFrom", ty: Ty::Message(90), repeated: true, keep_zero: false },
         Field { tag: 20, json: "terminationMessagePolicy", ty: Ty::String, repeated: false, keep_zero: false },
-        Field { tag: 21, json: "volumeDevices", ty: Ty::Message(90), repeated: true, keep_zero: false },
-        Field { tag: 22, json: "startupProbe", ty: Ty::Message(91), repeated: false, keep_zero: false },
-        Field { tag: 23, json: "resizePolicy", ty: Ty::Message(87), repeated: true, keep_zero: false },
+        Field { tag: 21, json: "volumeDevices", ty: Ty::Message(95), repeated: true, keep_zero: false },
+        Field { tag: 22, json: "startupProbe", ty: Ty::Message(96), repeated: false, keep_zero: false },
+        Field { tag: 23, json: "resizePolicy", ty: Ty::Message(92), repeated: true, keep_zero: false },
         Field { tag: 24, json: "restartPolicy", ty: Ty::String, repeated: false, keep_zero: false },
-        Field { tag: 25, json: "restartPolicyRules", ty: Ty::Message(88), repeated: true, keep_zero: false },
+        Field { tag: 25, json: "restartPolicyRules", ty: Ty::Message(93), repeated: true, keep_zero: false },
     ] },
     // api::core::v1::SeLinuxOptions
     Message { name: "SeLinuxOptions", fields: &[
@@ -874,18 +912,18 @@ pub(super) static MESSAGES: &[Message] = &[
     ] },
     // api::core::v1::NodeAffinity
     Message { name: "NodeAffinity", fields: &[
-        Field { tag: 1, json: "requiredDuringSchedulingIgnoredDuringExecution", ty: Ty::Message(155), repeated: false, keep_zero: false },
-        Field { tag: 2, json: "preferredDuringSchedulingIgnoredDuringExecution", ty: Ty::Message(156), repeated: true, keep_zero: false },
+        Field { tag: 1, json: "requiredDuringSchedulingIgnoredDuringExecution", ty: Ty::Message(160), repeated: false, keep_zero: false },
+        Field { tag: 2, json: "preferredDuringSchedulingIgnoredDuringExecution", ty: Ty::Message(161), repeated: true, keep_zero: false },
     ] },
     // api::core::v1::PodAffinity
     Message { name: "PodAffinity", fields: &[
-        Field { tag: 1, json: "requiredDuringSchedulingIgnoredDuringExecution", ty: Ty::Message(157), repeated: true, keep_zero: false },
-        Field { tag: 2, json: "preferredDuringSchedulingIgnoredDuringExecution", ty: Ty::Message(158), repeated: true, keep_zero: false },
+        Field { tag: 1, json: "requiredDuringSchedulingIgnoredDuringExecution", ty: Ty::Message(162), repeated: true, keep_zero: false },
+        Field { tag: 2, json: "preferredDuringSchedulingIgnoredDuringExecution", ty: Ty::Message(163), repeated: true, keep_zero: false },
     ] },
     // api::core::v1::PodAntiAffinity
     Message { name: "PodAntiAffinity", fields: &[
-        Field { tag: 1, json: "requiredDuringSchedulingIgnoredDuringExecution", ty: Ty::Message(157), repeated: true, keep_zero: false },
-        Field { tag: 2, json: "preferredDuringSchedulingIgnoredDuringExecution", ty: Ty::Message(158), repeated: true, keep_zero: false },
+        Field { tag: 1, json: "requiredDuringSchedulingIgnoredDuringExecution", ty: Ty::Message(162), repeated: true, keep_zero: false },
+        Field { tag: 2, json: "preferredDuringSchedulingIgnoredDuringExecution", ty: Ty::Message(163), repeated: true, keep_zero: false },
     ] },
     // api::core::v1::PodDnsConfigOption
     Message { name: "PodDnsConfigOption", fields: &[
@@ -899,9 +937,9 @@ pub(super) static MESSAGES: &[Message] = &[
     ] },
     // api::core::v1::ContainerState
     Message { name: "ContainerState", fields: &[
-        Field { tag: 1, json: "waiting", ty: Ty::Message(159), repeated: false, keep_zero: false },
-        Field { tag: 2, json: "running", ty: Ty::Message(160), repeated: false, keep_zero: false },
-        Field { tag: 3, json: "terminated", ty: Ty::Message(161), repeated: false, keep_zero: false },
+        Field { tag: 1, json: "waiting", ty: Ty::Message(164), repeated: false, keep_zero: false },
+        Field { tag: 2, json: "running", ty: Ty::Message(165), repeated: false, keep_zero: false },
+        Field { tag: 3, json: "terminated", ty: Ty::Message(166), repeated: false, keep_zero: false },
     ] },
     // api::core::v1::VolumeMountStatus
     Message { name: "VolumeMountStatus", fields: &[
@@ -912,12 +950,12 @@ pub(super) static MESSAGES: &[Message] = &[
     ] },
     // api::core::v1::ContainerUser
     Message { name: "ContainerUser", fields: &[
-        Field { tag: 1, json: "linux", ty: Ty::Message(162), repeated: false, keep_zero: false },
+        Field { tag: 1, json: "linux", ty: Ty::Message(167), repeated: false, keep_zero: false },
     ] },
     // api::core::v1::ResourceStatus
     Message { name: "ResourceStatus", fields: &[
         Field { tag: 1, json: "name", ty: Ty::String, repeated: false, keep_zero: true },
-        Field { tag: 2, json: "resources", ty: Ty::Message(163), repeated: true, keep_zero: false },
+        Field { tag: 2, json: "resources", ty: Ty::Message(168), repeated: true, keep_zero: false },
     ] },
     // api::core::v1::ContainerExtendedResourceRequest
     Message { name: "ContainerExtendedResourceRequest", fields: &[
@@ -960,12 +998,12 @@ pub(super) static MESSAGES: &[Message] = &[
     // api::authorization::v1::FieldSelectorAttributes
     Message { name: "FieldSelectorAttributes", fields: &[
         Field { tag: 1, json: "rawSelector", ty: Ty::String, repeated: false, keep_zero: false },
-        Field { tag: 2, json: "requirements", ty: Ty::Message(164), repeated: true, keep_zero: false },
+        Field { tag: 2, json: "requirements", ty: Ty::Message(169), repeated: true, keep_zero: false },
     ] },
     // api::authorization::v1::LabelSelectorAttributes
     Message { name: "LabelSelectorAttributes", fields: &[
         Field { tag: 1, json: "rawSelector", ty: Ty::String, repeated: false, keep_zero: false },
-        Field { tag: 2, json: "requirements", ty: Ty::Message(114), repeated: true, keep_zero: false },
+        Field { tag: 2, json: "requirements", ty: Ty::Message(119), repeated: true, keep_zero: false },
     ] },
     // api::core::v1::HostPathVolumeSource
     Message { name: "HostPathVolumeSource", fields: &[
@@ -1000,7 +1038,7 @@ pub(super) static MESSAGES: &[Message] = &[
     // api::core::v1::SecretVolumeSource
     Message { name: "SecretVolumeSource", fields: &[
         Field { tag: 1, json: "secretName", ty: Ty::String, repeated: false, keep_zero: false },
-        Field { tag: 2, json: "items", ty: Ty::Message(165), repeated: true, keep_zero: false },
+        Field { tag: 2, json: "items", ty: Ty::Message(170), repeated: true, keep_zero: false },
         Field { tag: 3, json: "defaultMode", ty: Ty::Int32, repeated: false, keep_zero: true },
         Field { tag: 4, json: "optional", ty: Ty::Bool, repeated: false, keep_zero: true },
     ] },
@@ -1020,7 +1058,7 @@ pub(super) static MESSAGES: &[Message] = &[
         Field { tag: 6, json: "readOnly", ty: Ty::Bool, repeated: false, keep_zero: false },
         Field { tag: 7, json: "portals", ty: Ty::String, repeated: true, keep_zero: false },
         Field { tag: 8, json: "chapAuthDiscovery", ty: Ty::Bool, repeated: false, keep_zero: false },
-        Field { tag: 10, json: "secretRef", ty: Ty::Message(44), repeated: false, keep_zero: false },
+        Field { tag: 10, json: "secretRef", ty: Ty::Message(48), repeated: false, keep_zero: false },
         Field { tag: 11, json: "chapAuthSession", ty: Ty::Bool, repeated: false, keep_zero: false },
         Field { tag: 12, json: "initiatorName", ty: Ty::String, repeated: false, keep_zero: false },
     ] },
@@ -1043,14 +1081,14 @@ pub(super) static MESSAGES: &[Message] = &[
         Field { tag: 4, json: "pool", ty: Ty::String, repeated: false, keep_zero: false },
         Field { tag: 5, json: "user", ty: Ty::String, repeated: false, keep_zero: false },
         Field { tag: 6, json: "keyring", ty: Ty::String, repeated: false, keep_zero: false },
-        Field { tag: 7, json: "secretRef", ty: Ty::Message(44), repeated: false, keep_zero: false },
+        Field { tag: 7, json: "secretRef", ty: Ty::Message(48), repeated: false, keep_zero: false },
         Field { tag: 8, json: "readOnly", ty: Ty::Bool, repeated: false, keep_zero: false },
     ] },
     // api::core::v1::FlexVolumeSource
     Message { name: "FlexVolumeSource", fields: &[
         Field { tag: 1, json: "driver", ty: Ty::String, repeated: false, keep_zero: true },
         Field { tag: 2, json: "fsType", ty: Ty::String, repeated: false, keep_zero: false },
-        Field { tag: 3, json: "secretRef", ty: Ty::Message(44), repeated: false, keep_zero: false },
+        Field { tag: 3, json: "secretRef", ty: Ty::Message(48), repeated: false, keep_zero: false },
         Field { tag: 4, json: "readOnly", ty: Ty::Bool, repeated: false, keep_zero: false },
         Field { tag: 5, json: "options", ty: Ty::MapString, repeated: false, keep_zero: false },
     ] },
@@ -1059,7 +1097,7 @@ pub(super) static MESSAGES: &[Message] = &[
         Field { tag: 1, json: "volumeID", ty: Ty::String, repeated: false, keep_zero: true },
         Field { tag: 2, json: "fsType", ty: Ty::String, repeated: false, keep_zero: false },
         Field { tag: 3, json: "readOnly", ty: Ty::Bool, repeated: false, keep_zero: false },
-        Field { tag: 4, json: "secretRef", ty: Ty::Message(44), repeated: false, keep_zero: false },
+        Field { tag: 4, json: "secretRef", ty: Ty::Message(48), repeated: false, keep_zero: false },
     ] },
     // api::core::v1::CephFsVolumeSource
     Message { name: "CephFsVolumeSource", fields: &[
@@ -1067,7 +1105,7 @@ pub(super) static MESSAGES: &[Message] = &[
         Field { tag: 2, json: "path", ty: Ty::String, repeated: false, keep_zero: false },
         Field { tag: 3, json: "user", ty: Ty::String, repeated: false, keep_zero: false },
         Field { tag: 4, json: "secretFile", ty: Ty::String, repeated: false, keep_zero: false },
-        Field { tag: 5, json: "secretRef", ty: Ty::Message(44), repeated: false, keep_zero: false },
+        Field { tag: 5, json: "secretRef", ty: Ty::Message(48), repeated: false, keep_zero: false },
         Field { tag: 6, json: "readOnly", ty: Ty::Bool, repeated: false, keep_zero: false },
     ] },
     // api::core::v1::FlockerVolumeSource
@@ -1077,7 +1115,7 @@ pub(super) static MESSAGES: &[Message] = &[
     ] },
     // api::core::v1::DownwardAPIVolumeSource
     Message { name: "DownwardAPIVolumeSource", fields: &[
-        Field { tag: 1, json: "items", ty: Ty::Message(166), repeated: true, keep_zero: false },
+        Field { tag: 1, json: "items", ty: Ty::Message(171), repeated: true, keep_zero: false },
         Field { tag: 2, json: "defaultMode", ty: Ty::Int32, repeated: false, keep_zero: true },
     ] },
     // api::core::v1::FcVolumeSource
@@ -1096,8 +1134,8 @@ pub(super) static MESSAGES: &[Message] = &[
     ] },
     // api::core::v1::ConfigMapVolumeSource
     Message { name: "ConfigMapVolumeSource", fields: &[
-        Field { tag: 1, json: "", ty: Ty::Message(44), repeated: false, keep_zero: true },
-        Field { tag: 2, json: "items", ty: Ty::Message(165), repeated: true, keep_zero: false },
+        Field { tag: 1, json: "", ty: Ty::Message(48), repeated: false, keep_zero: true },
+        Field { tag: 2, json: "items", ty: Ty::Message(170), repeated: true, keep_zero: false },
         Field { tag: 3, json: "defaultMode", ty: Ty::Int32, repeated: false, keep_zero: true },
         Field { tag: 4, json: "optional", ty: Ty::Bool, repeated: false, keep_zero: true },
     ] },
@@ -1133,7 +1171,7 @@ pub(super) static MESSAGES: &[Message] = &[
     ] },
     // api::core::v1::ProjectedVolumeSource
     Message { name: "ProjectedVolumeSource", fields: &[
-        Field { tag: 1, json: "sources", ty: Ty::Message(167), repeated: true, keep_zero: false },
+        Field { tag: 1, json: "sources", ty: Ty::Message(172), repeated: true, keep_zero: false },
         Field { tag: 2, json: "defaultMode", ty: Ty::Int32, repeated: false, keep_zero: true },
     ] },
     // api::core::v1::PortworxVolumeSource
@@ -1146,7 +1184,7 @@ pub(super) static MESSAGES: &[Message] = &[
     Message { name: "ScaleIoVolumeSource", fields: &[
         Field { tag: 1, json: "gateway", ty: Ty::String, repeated: false, keep_zero: true },
         Field { tag: 2, json: "system", ty: Ty::String, repeated: false, keep_zero: true },
-        Field { tag: 3, json: "secretRef", ty: Ty::Message(44), repeated: false, keep_zero: true },
+        Field { tag: 3, json: "secretRef", ty: Ty::Message(48), repeated: false, keep_zero: true },
         Field { tag: 4, json: "sslEnabled", ty: Ty::Bool, repeated: false, keep_zero: false },
         Field { tag: 5, json: "protectionDomain", ty: Ty::String, repeated: false, keep_zero: false },
         Field { tag: 6, json: "storagePool", ty: Ty::String, repeated: false, keep_zero: false },
@@ -1161,7 +1199,7 @@ pub(super) static MESSAGES: &[Message] = &[
         Field { tag: 2, json: "volumeNamespace", ty: Ty::String, repeated: false, keep_zero: false },
         Field { tag: 3, json: "fsType", ty: Ty::String, repeated: false, keep_zero: false },
         Field { tag: 4, json: "readOnly", ty: Ty::Bool, repeated: false, keep_zero: false },
-        Field { tag: 5, json: "secretRef", ty: Ty::Message(44), repeated: false, keep_zero: false },
+        Field { tag: 5, json: "secretRef", ty: Ty::Message(48), repeated: false, keep_zero: false },
     ] },
     // api::core::v1::CSIVolumeSource
     Message { name: "CSIVolumeSource", fields: &[
@@ -1169,11 +1207,11 @@ pub(super) static MESSAGES: &[Message] = &[
         Field { tag: 2, json: "readOnly", ty: Ty::Bool, repeated: false, keep_zero: true },
         Field { tag: 3, json: "fsType", ty: Ty::String, repeated: false, keep_zero: false },
         Field { tag: 4, json: "volumeAttributes", ty: Ty::MapString, repeated: false, keep_zero: false },
-        Field { tag: 5, json: "nodePublishSecretRef", ty: Ty::Message(44), repeated: false, keep_zero: false },
+        Field { tag: 5, json: "nodePublishSecretRef", ty: Ty::Message(48), repeated: false, keep_zero: false },
     ] },
     // api::core::v1::EphemeralVolumeSource
     Message { name: "EphemeralVolumeSource", fields: &[
-        Field { tag: 1, json: "volumeClaimTemplate", ty: Ty::Message(168), repeated: false, keep_zero: false },
+        Field { tag: 1, json: "volumeClaimTemplate", ty: Ty::Message(173), repeated: false, keep_zero: false },
     ] },
     // api::core::v1::ImageVolumeSource
     Message { name: "ImageVolumeSource", fields: &[
@@ -1182,21 +1220,21 @@ pub(super) static MESSAGES: &[Message] = &[
     ] },
     // api::core::v1::ConfigMapEnvSource
     Message { name: "ConfigMapEnvSource", fields: &[
-        Field { tag: 1, json: "", ty: Ty::Message(44), repeated: false, keep_zero: true },
+        Field { tag: 1, json: "", ty: Ty::Message(48), repeated: false, keep_zero: true },
         Field { tag: 2, json: "optional", ty: Ty::Bool, repeated: false, keep_zero: true },
     ] },
     // api::core::v1::SecretEnvSource
     Message { name: "SecretEnvSource", fields: &[
-        Field { tag: 1, json: "", ty: Ty::Message(44), repeated: false, keep_zero: true },
+        Field { tag: 1, json: "", ty: Ty::Message(48), repeated: false, keep_zero: true },
         Field { tag: 2, json: "optional", ty: Ty::Bool, repeated: false, keep_zero: true },
     ] },
     // api::core::v1::EnvVarSource
     Message { name: "EnvVarSource", fields: &[
-        Field { tag: 1, json: "fieldRef", ty: Ty::Message(169), repeated: false, keep_zero: false },
-        Field { tag: 2, json: "resourceFieldRef", ty: Ty::Message(170), repeated: false, keep_zero: false },
-        Field { tag: 3, json: "configMapKeyRef", ty: Ty::Message(171), repeated: false, keep_zero: false },
-        Field { tag: 4, json: "secretKeyRef", ty: Ty::Message(172), repeated: false, keep_zero: false },
-        Field { tag: 5, json: "fileKeyRef", ty: Ty::Message(173), repeated: false, keep_zero: false },
+        Field { tag: 1, json: "fieldRef", ty: Ty::Message(174), repeated: false, keep_zero: false },
+        Field { tag: 2, json: "resourceFieldRef", ty: Ty::Message(175), repeated: false, keep_zero: false },
+        Field { tag: 3, json: "configMapKeyRef", ty: Ty::Message(176), repeated: false, keep_zero: false },
+        Field { tag: 4, json: "secretKeyRef", ty: Ty::Message(177), repeated: false, keep_zero: false },
+        Field { tag: 5, json: "fileKeyRef", ty: Ty::Message(178), repeated: false, keep_zero: false },
     ] },
     // api::core::v1::ContainerRestartRuleOnExitCodes
     Message { name: "ContainerRestartRuleOnExitCodes", fields: &[
@@ -1205,17 +1243,17 @@ pub(super) static MESSAGES: &[Message] = &[
     ] },
     // api::core::v1::ProbeHandler
     Message { name: "ProbeHandler", fields: &[
-        Field { tag: 1, json: "exec", ty: Ty::Message(174), repeated: false, keep_zero: false },
-        Field { tag: 2, json: "httpGet", ty: Ty::Message(175), repeated: false, keep_zero: false },
-        Field { tag: 3, json: "tcpSocket", ty: Ty::Message(176), repeated: false, keep_zero: false },
-        Field { tag: 4, json: "grpc", ty: Ty::Message(177), repeated: false, keep_zero: false },
+        Field { tag: 1, json: "exec", ty: Ty::Message(179), repeated: false, keep_zero: false },
+        Field { tag: 2, json: "httpGet", ty: Ty::Message(180), repeated: false, keep_zero: false },
+        Field { tag: 3, json: "tcpSocket", ty: Ty::Message(181), repeated: false, keep_zero: false },
+        Field { tag: 4, json: "grpc", ty: Ty::Message(182), repeated: false, keep_zero: false },
     ] },
     // api::core::v1::LifecycleHandler
     Message { name: "LifecycleHandler", fields: &[
-        Field { tag: 1, json: "exec", ty: Ty::Message(174), repeated: false, keep_zero: false },
-        Field { tag: 2, json: "httpGet", ty: Ty::Message(175), repeated: false, keep_zero: false },
-        Field { tag: 3, json: "tcpSocket", ty: Ty::Message(176), repeated: false, keep_zero: false },
-        Field { tag: 4, json: "sleep", ty: Ty::Message(178), repeated: false, keep_zero: false },
+        Field { tag: 1, json: "exec", ty: Ty::Message(179), repeated: false, keep_zero: false },
+        Field { tag: 2, json: "httpGet", ty: Ty::Message(180), repeated: false, keep_zero: false },
+        Field { tag: 3, json: "tcpSocket", ty: Ty::Message(181), repeated: false, keep_zero: false },
+        Field { tag: 4, json: "sleep", ty: Ty::Message(183), repeated: false, keep_zero: false },
     ] },
     // api::core::v1::Capabilities
     Message { name: "Capabilities", fields: &[
@@ -1224,26 +1262,26 @@ pub(super) static MESSAGES: &[Message] = &[
     ] },
     // api::core::v1::NodeSelector
     Message { name: "NodeSelector", fields: &[
-        Field { tag: 1, json: "nodeSelectorTerms", ty: Ty::Message(179), repeated: true, keep_zero: true },
+        Field { tag: 1, json: "nodeSelectorTerms", ty: Ty::Message(184), repeated: true, keep_zero: true },
     ] },
     // api::core::v1::PreferredSchedulingTerm
     Message { name: "PreferredSchedulingTerm", fields: &[
         Field { tag: 1, json: "weight", ty: Ty::Int32, repeated: false, keep_zero: true },
-        Field { tag: 2, json: "preference", ty: Ty::Message(179), repeated: false, keep_zero: true },
+        Field { tag: 2, json: "preference", ty: Ty::Message(184), repeated: false, keep_zero: true },
     ] },
     // api::core::v1::PodAffinityTerm
     Message { name: "PodAffinityTerm", fields: &[
-        Field { tag: 1, json: "labelSelector", ty: Ty::Message(74), repeated: false, keep_zero: false },
+        Field { tag: 1, json: "labelSelector", ty: Ty::Message(78), repeated: false, keep_zero: false },
         Field { tag: 2, json: "namespaces", ty: Ty::String, repeated: true, keep_zero: false },
         Field { tag: 3, json: "topologyKey", ty: Ty::String, repeated: false, keep_zero: true },
-        Field { tag: 4, json: "namespaceSelector", ty: Ty::Message(74), repeated: false, keep_zero: false },
+        Field { tag: 4, json: "namespaceSelector", ty: Ty::Message(78), repeated: false, keep_zero: false },
         Field { tag: 5, json: "matchLabelKeys", ty: Ty::String, repeated: true, keep_zero: false },
         Field { tag: 6, json: "mismatchLabelKeys", ty: Ty::String, repeated: true, keep_zero: false },
     ] },
     // api::core::v1::WeightedPodAffinityTerm
     Message { name: "WeightedPodAffinityTerm", fields: &[
         Field { tag: 1, json: "weight", ty: Ty::Int32, repeated: false, keep_zero: true },
-        Field { tag: 2, json: "podAffinityTerm", ty: Ty::Message(157), repeated: false, keep_zero: true },
+        Field { tag: 2, json: "podAffinityTerm", ty: Ty::Message(162), repeated: false, keep_zero: true },
     ] },
     // api::core::v1::ContainerStateWaiting
     Message { name: "ContainerStateWaiting", fields: &[
@@ -1290,23 +1328,23 @@ pub(super) static MESSAGES: &[Message] = &[
     // api::core::v1::DownwardAPIVolumeFile
     Message { name: "DownwardAPIVolumeFile", fields: &[
         Field { tag: 1, json: "path", ty: Ty::String, repeated: false, keep_zero: true },
-        Field { tag: 2, json: "fieldRef", ty: Ty::Message(169), repeated: false, keep_zero: false },
-        Field { tag: 3, json: "resourceFieldRef", ty: Ty::Message(170), repeated: false, keep_zero: false },
+        Field { tag: 2, json: "fieldRef", ty: Ty::Message(174), repeated: false, keep_zero: false },
+        Field { tag: 3, json: "resourceFieldRef", ty: Ty::Message(175), repeated: false, keep_zero: false },
         Field { tag: 4, json: "mode", ty: Ty::Int32, repeated: false, keep_zero: true },
     ] },
     // api::core::v1::VolumeProjection
     Message { name: "VolumeProjection", fields: &[
-        Field { tag: 1, json: "secret", ty: Ty::Message(180), repeated: false, keep_zero: false },
-        Field { tag: 2, json: "downwardAPI", ty: Ty::Message(181), repeated: false, keep_zero: false },
-        Field { tag: 3, json: "configMap", ty: Ty::Message(182), repeated: false, keep_zero: false },
-        Field { tag: 4, json: "serviceAccountToken", ty: Ty::Message(183), repeated: false, keep_zero: false },
-        Field { tag: 5, json: "clusterTrustBundle", ty: Ty::Message(184), repeated: false, keep_zero: false },
-        Field { tag: 6, json: "podCertificate", ty: Ty::Message(185), repeated: false, keep_zero: false },
+        Field { tag: 1, json: "secret", ty: Ty::Message(185), repeated: false, keep_zero: false },
+        Field { tag: 2, json: "downwardAPI", ty: Ty::Message(186), repeated: false, keep_zero: false },
+        Field { tag: 3, json: "configMap", ty: Ty::Message(187), repeated: false, keep_zero: false },
+        Field { tag: 4, json: "serviceAccountToken", ty: Ty::Message(188), repeated: false, keep_zero: false },
+        Field { tag: 5, json: "clusterTrustBundle", ty: Ty::Message(189), repeated: false, keep_zero: false },
+        Field { tag: 6, json: "podCertificate", ty: Ty::Message(190), repeated: false, keep_zero: false },
     ] },
     // api::core::v1::PersistentVolumeClaimTemplate
     Message { name: "PersistentVolumeClaimTemplate", fields: &[
-        Field { tag: 1, json: "metadata", ty: Ty::Message(15), repeated: false, keep_zero: false },
-        Field { tag: 2, json: "spec", ty: Ty::Message(186), repeated: false, keep_zero: true },
+        Field { tag: 1, json: "metadata", ty: Ty::Message(17), repeated: false, keep_zero: false },
+        Field { tag: 2, json: "spec", ty: Ty::Message(191), repeated: false, keep_zero: true },
     ] },
     // api::core::v1::ObjectFieldSelector
     Message { name: "ObjectFieldSelector", fields: &[
@@ -1321,13 +1359,13 @@ pub(super) static MESSAGES: &[Message] = &[
     ] },
     // api::core::v1::ConfigMapKeySelector
     Message { name: "ConfigMapKeySelector", fields: &[
-        Field { tag: 1, json: "", ty: Ty::Message(44), repeated: false, keep_zero: true },
+        Field { tag: 1, json: "", ty: Ty::Message(48), repeated: false, keep_zero: true },
         Field { tag: 2, json: "key", ty: Ty::String, repeated: false, keep_zero: true },
         Field { tag: 3, json: "optional", ty: Ty::Bool, repeated: false, keep_zero: true },
     ] },
     // api::core::v1::SecretKeySelector
     Message { name: "SecretKeySelector", fields: &[
-        Field { tag: 1, json: "", ty: Ty::Message(44), repeated: false, keep_zero: true },
+        Field { tag: 1, json: "", ty: Ty::Message(48), repeated: false, keep_zero: true },
         Field { tag: 2, json: "key", ty: Ty::String, repeated: false, keep_zero: true },
         Field { tag: 3, json: "optional", ty: Ty::Bool, repeated: false, keep_zero: true },
     ] },
@@ -1348,7 +1386,7 @@ pub(super) static MESSAGES: &[Message] = &[
         Field { tag: 2, json: "port", ty: Ty::Special(Special::IntOrString), repeated: false, keep_zero: true },
         Field { tag: 3, json: "host", ty: Ty::String, repeated: false, keep_zero: false },
         Field { tag: 4, json: "scheme", ty: Ty::String, repeated: false, keep_zero: false },
-        Field { tag: 5, json: "httpHeaders", ty: Ty::Message(187), repeated: true, keep_zero: false },
+        Field { tag: 5, json: "httpHeaders", ty: Ty::Message(192), repeated: true, keep_zero: false },
     ] },
     // api::core::v1::TcpSocketAction
     Message { name: "TcpSocketAction", fields: &[
@@ -1366,23 +1404,23 @@ pub(super) static MESSAGES: &[Message] = &[
     ] },
     // api::core::v1::NodeSelectorTerm
     Message { name: "NodeSelectorTerm", fields: &[
-        Field { tag: 1, json: "matchExpressions", ty: Ty::Message(188), repeated: true, keep_zero: false },
-        Field { tag: 2, json: "matchFields", ty: Ty::Message(188), repeated: true, keep_zero: false },
+        Field { tag: 1, json: "matchExpressions", ty: Ty::Message(193), repeated: true, keep_zero: false },
+        Field { tag: 2, json: "matchFields", ty: Ty::Message(193), repeated: true, keep_zero: false },
     ] },
     // api::core::v1::SecretProjection
     Message { name: "SecretProjection", fields: &[
-        Field { tag: 1, json: "", ty: Ty::Message(44), repeated: false, keep_zero: true },
-        Field { tag: 2, json: "items", ty: Ty::Message(165), repeated: true, keep_zero: false },
+        Field { tag: 1, json: "", ty: Ty::Message(48), repeated: false, keep_zero: true },
+        Field { tag: 2, json: "items", ty: Ty::Message(170), repeated: true, keep_zero: false },
         Field { tag: 4, json: "optional", ty: Ty::Bool, repeated: false, keep_zero: true },
     ] },
     // api::core::v1::DownwardAPIProjection
     Message { name: "DownwardAPIProjection", fields: &[
-        Field { tag: 1, json: "items", ty: Ty::Message(166), repeated: true, keep_zero: false },
+        Field { tag: 1, json: "items", ty: Ty::Message(171), repeated: true, keep_zero: false },
     ] },
     // api::core::v1::ConfigMapProjection
     Message { name: "ConfigMapProjection", fields: &[
-        Field { tag: 1, json: "", ty: Ty::Message(44), repeated: false, keep_zero: true },
-        Field { tag: 2, json: "items", ty: Ty::Message(165), repeated: true, keep_zero: false },
+        Field { tag: 1, json: "", ty: Ty::Message(48), repeated: false, keep_zero: true },
+        Field { tag: 2, json: "items", ty: Ty::Message(170), repeated: true, keep_zero: false },
         Field { tag: 4, json: "optional", ty: Ty::Bool, repeated: false, keep_zero: true },
     ] },
     // api::core::v1::ServiceAccountTokenProjection
@@ -1395,7 +1433,7 @@ pub(super) static MESSAGES: &[Message] = &[
     Message { name: "ClusterTrustBundleProjection", fields: &[
         Field { tag: 1, json: "name", ty: Ty::String, repeated: false, keep_zero: false },
         Field { tag: 2, json: "signerName", ty: Ty::String, repeated: false, keep_zero: false },
-        Field { tag: 3, json: "labelSelector", ty: Ty::Message(74), repeated: false, keep_zero: false },
+        Field { tag: 3, json: "labelSelector", ty: Ty::Message(78), repeated: false, keep_zero: false },
         Field { tag: 4, json: "path", ty: Ty::String, repeated: false, keep_zero: true },
         Field { tag: 5, json: "optional", ty: Ty::Bool, repeated: false, keep_zero: false },
     ] },
@@ -1412,13 +1450,13 @@ pub(super) static MESSAGES: &[Message] = &[
     // api::core::v1::PersistentVolumeClaimSpec
     Message { name: "PersistentVolumeClaimSpec", fields: &[
         Field { tag: 1, json: "accessModes", ty: Ty::String, repeated: true, keep_zero: false },
-        Field { tag: 2, json: "resources", ty: Ty::Message(189), repeated: false, keep_zero: false },
+        Field { tag: 2, json: "resources", ty: Ty::Message(194), repeated: false, keep_zero: false },
         Field { tag: 3, json: "volumeName", ty: Ty::String, repeated: false, keep_zero: false },
-        Field { tag: 4, json: "selector", ty: Ty::Message(74), repeated: false, keep_zero: false },
+        Field { tag: 4, json: "selector", ty: Ty::Message(78), repeated: false, keep_zero: false },
         Field { tag: 5, json: "storageClassName", ty: Ty::String, repeated: false, keep_zero: false },
         Field { tag: 6, json: "volumeMode", ty: Ty::String, repeated: false, keep_zero: false },
-        Field { tag: 7, json: "dataSource", ty: Ty::Message(190), repeated: false, keep_zero: false },
-        Field { tag: 8, json: "dataSourceRef", ty: Ty::Message(191), repeated: false, keep_zero: false },
+        Field { tag: 7, json: "dataSource", ty: Ty::Message(195), repeated: false, keep_zero: false },
+        Field { tag: 8, json: "dataSourceRef", ty: Ty::Message(196), repeated: false, keep_zero: false },
         Field { tag: 9, json: "volumeAttributesClassName", ty: Ty::String, repeated: false, keep_zero: false },
     ] },
     // api::core::v1::HttpHeader

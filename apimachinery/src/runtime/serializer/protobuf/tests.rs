@@ -354,3 +354,149 @@ fn the_table_is_sorted_and_every_root_and_reference_exists() {
         assert!(root.message < MESSAGES.len());
     }
 }
+
+/// A pod as the server keeps it: every special type, an embedded struct, a
+/// map, repeated messages and a negative number.
+fn stored_pod() -> serde_json::Value {
+    json!({"apiVersion":"v1","kind":"Pod",
+        "metadata":{"name":"web-0","namespace":"default","uid":"u-1",
+            "resourceVersion":"42","creationTimestamp":"2024-05-01T10:00:00Z",
+            "labels":{"b":"2","a":"1"},
+            "managedFields":[{"manager":"kubectl","operation":"Update",
+                "apiVersion":"v1","time":"2024-05-01T10:00:00Z","fieldsType":"FieldsV1",
+                "fieldsV1":{"f:metadata":{"f:labels":{"f:a":{}}}}}]},
+        "spec":{"containers":[{"name":"app","image":"nginx",
+                "ports":[{"containerPort":8080,"protocol":"TCP"}],
+                "resources":{"limits":{"memory":"128Mi"}},
+                "livenessProbe":{"httpGet":{"path":"/healthz","port":"http"},
+                    "periodSeconds":10}}],
+            "volumes":[{"name":"data","emptyDir":{"sizeLimit":"1Gi"}}],
+            "terminationGracePeriodSeconds":30,
+            "nodeName":"node-1"},
+        "status":{"phase":"Running","podIP":"10.0.0.7",
+            "containerStatuses":[{"name":"app","ready":true,"restartCount":2,
+                "image":"nginx","imageID":"sha256:1","started":true,
+                "state":{"running":{"startedAt":"2024-05-01T10:00:05Z"}},
+                "lastState":{"terminated":{"exitCode":-1,"reason":"Error",
+                    "startedAt":"2024-05-01T09:59:00Z","finishedAt":"2024-05-01T10:00:00Z"}}}]}})
+}
+
+#[test]
+fn a_stored_pod_encodes_to_what_decodes_back_to_it() {
+    let pod = stored_pod();
+    let body = encode(&pod).unwrap();
+    assert_eq!(decode(&body, "", "").unwrap(), pod);
+    // k8s-pb reads the same bytes as client-go would.
+    let raw = marshal("v1", "Pod", &pod).unwrap();
+    assert_eq!(super::envelope("v1", "Pod", &raw), body);
+    let read = core::Pod::decode(raw.as_slice()).unwrap();
+    let metadata = read.metadata.unwrap();
+    assert_eq!(metadata.name.as_deref(), Some("web-0"));
+    assert_eq!(
+        metadata.labels,
+        [("a".into(), "1".into()), ("b".into(), "2".into())].into()
+    );
+    assert_eq!(
+        metadata.creation_timestamp.unwrap().seconds,
+        Some(1_714_557_600)
+    );
+    let spec = read.spec.unwrap();
+    assert_eq!(spec.termination_grace_period_seconds, Some(30));
+    let port = spec.containers[0].liveness_probe.as_ref().unwrap();
+    let port = port.handler.as_ref().unwrap().http_get.as_ref().unwrap();
+    assert_eq!(port.port.as_ref().unwrap().str_val.as_deref(), Some("http"));
+    assert_eq!(
+        spec.volumes[0]
+            .volume_source
+            .as_ref()
+            .unwrap()
+            .empty_dir
+            .as_ref()
+            .unwrap()
+            .size_limit
+            .as_ref()
+            .unwrap()
+            .string
+            .as_deref(),
+        Some("1Gi")
+    );
+    let status = read.status.unwrap();
+    let last = status.container_statuses[0].last_state.as_ref().unwrap();
+    assert_eq!(last.terminated.as_ref().unwrap().exit_code, Some(-1));
+    // Map keys go out sorted, as gogo writes them: the bytes do not depend on
+    // the JSON's key order.
+    let mut reordered = pod.clone();
+    reordered["metadata"]["labels"] = json!({"a":"1","b":"2"});
+    assert_eq!(encode(&reordered).unwrap(), body);
+}
+
+#[test]
+fn lists_and_watch_frames_carry_the_items_bytes() {
+    let pod = stored_pod();
+    let raw = bytes::Bytes::from(marshal("v1", "Pod", &pod).unwrap());
+    let meta = ListMeta {
+        resource_version: "42",
+        continue_token: "",
+        remaining_item_count: Some(3),
+    };
+    let chunks = list_chunks("v1", "PodList", &meta, &[raw.clone(), raw.clone()]);
+    let body: Vec<u8> = chunks.concat();
+    assert_eq!(&body[..4], &PREFIX);
+    let unknown =
+        k8s_pb::apimachinery::pkg::runtime::Unknown::decode(&body[4..]).unwrap();
+    assert_eq!(unknown.type_meta.unwrap().kind.as_deref(), Some("PodList"));
+    let list = core::PodList::decode(unknown.raw.unwrap().as_slice()).unwrap();
+    assert_eq!(list.items.len(), 2);
+    let list_meta = list.metadata.unwrap();
+    assert_eq!(list_meta.resource_version.as_deref(), Some("42"));
+    assert_eq!(list_meta.remaining_item_count, Some(3));
+    assert_eq!(list.items[1].encode_to_vec(), raw);
+
+    let embedded = super::envelope("v1", "Pod", &raw);
+    let mut stream = watch_frame("ADDED", &embedded);
+    stream.extend(watch_frame("DELETED", &embedded));
+    let WatchFrame {
+        event_type,
+        object,
+        rest,
+    } = read_watch_frame(&stream).unwrap().unwrap();
+    assert_eq!(
+        (event_type.as_str(), decode(&object, "", "").unwrap()),
+        ("ADDED", pod)
+    );
+    let event =
+        meta::WatchEvent::decode(&stream[4..stream.len() - rest.len()]).unwrap();
+    assert_eq!(event.r#type.as_deref(), Some("ADDED"));
+    assert_eq!(event.object.unwrap().raw.unwrap(), embedded);
+    let last = read_watch_frame(rest).unwrap().unwrap();
+    assert_eq!((last.event_type.as_str(), last.rest.len()), ("DELETED", 0));
+    // A frame cut short is not a frame yet.
+    assert!(read_watch_frame(&stream[..10]).unwrap().is_none());
+}
+
+#[test]
+fn a_status_and_metadata_alone_encode_and_bad_json_is_an_error() {
+    let status = json!({"apiVersion":"v1","kind":"Status","metadata":{},
+        "status":"Failure","message":"pods \"x\" not found","reason":"NotFound",
+        "details":{"name":"x","kind":"pods"},"code":404});
+    assert_eq!(decode(&encode(&status).unwrap(), "", "").unwrap(), status);
+    let partial = json!({"apiVersion":"meta.k8s.io/v1","kind":"PartialObjectMetadata",
+        "metadata":{"name":"web-0","labels":{"app":"web"}}});
+    assert_eq!(decode(&encode(&partial).unwrap(), "", "").unwrap(), partial);
+    for bad in [
+        json!({"apiVersion":"v1","kind":"Pod","metadata":{"name":5}}),
+        json!({"apiVersion":"v1","kind":"Pod","metadata":{"labels":["a"]}}),
+        json!({"apiVersion":"v1","kind":"Pod","metadata":{"creationTimestamp":"yesterday"}}),
+        json!({"apiVersion":"v1","kind":"Pod","spec":{"containers":{}}}),
+    ] {
+        assert!(encode(&bad).is_err(), "{bad}");
+    }
+    assert!(matches!(
+        encode(&json!({"apiVersion":"v9","kind":"Pod"})),
+        Err(ProtobufError::NotRegistered { .. })
+    ));
+    assert!(matches!(
+        encode(&json!({})),
+        Err(ProtobufError::MissingKind(_))
+    ));
+}

@@ -201,6 +201,78 @@ impl<'a> Reader<'a> {
     }
 }
 
+/// Writes fields into a message's bytes, as gogo's generated `Marshal` does
+/// (`encodeVarintGenerated`).
+#[derive(Debug, Default)]
+pub(super) struct Writer {
+    buf: Vec<u8>,
+}
+
+impl Writer {
+    /// An empty message.
+    pub(super) fn new() -> Self {
+        Writer::default()
+    }
+
+    /// With room for `capacity` bytes.
+    pub(super) fn with_capacity(capacity: usize) -> Self {
+        Writer {
+            buf: Vec::with_capacity(capacity),
+        }
+    }
+
+    /// A varint of up to ten bytes.
+    pub(super) fn varint(&mut self, mut value: u64) {
+        while value >= 0x80 {
+            self.buf.push((value as u8) | 0x80);
+            value >>= 7;
+        }
+        self.buf.push(value as u8);
+    }
+
+    fn key(&mut self, tag: u32, wire_type: WireType) {
+        self.varint(u64::from(tag) << 3 | wire_type as u64);
+    }
+
+    /// A varint field.
+    pub(super) fn varint_field(&mut self, tag: u32, value: u64) {
+        self.key(tag, WireType::Varint);
+        self.varint(value);
+    }
+
+    /// A length-delimited field: a string, bytes or a message.
+    pub(super) fn bytes(&mut self, tag: u32, bytes: &[u8]) {
+        self.key(tag, WireType::Len);
+        self.varint(bytes.len() as u64);
+        self.buf.extend_from_slice(bytes);
+    }
+
+    /// Bytes as they are: a prefix, or fields written elsewhere.
+    pub(super) fn raw(&mut self, bytes: &[u8]) {
+        self.buf.extend_from_slice(bytes);
+    }
+
+    /// How many bytes are written.
+    pub(super) fn len(&self) -> usize {
+        self.buf.len()
+    }
+
+    /// The bytes written so far.
+    pub(super) fn as_slice(&self) -> &[u8] {
+        &self.buf
+    }
+
+    /// The message's bytes.
+    pub(super) fn into_vec(self) -> Vec<u8> {
+        self.buf
+    }
+}
+
+/// How many bytes `value` takes as a varint.
+pub(super) fn varint_len(value: u64) -> usize {
+    (64 - (value | 1).leading_zeros() as usize).div_ceil(7)
+}
+
 fn unexpected_eof() -> ProtobufError {
     ProtobufError::wire("unexpected EOF")
 }
@@ -217,6 +289,18 @@ mod tests {
         assert_eq!(reader.varint().unwrap(), 0);
         assert_eq!(reader.varint().unwrap(), u64::from(u32::MAX));
         assert!(matches!(reader.key(), Ok(None)));
+    }
+
+    #[test]
+    fn varints_write_as_they_read() {
+        for value in [0, 1, 127, 128, 150, 300, u64::from(u32::MAX), u64::MAX] {
+            let mut writer = Writer::new();
+            writer.varint(value);
+            assert_eq!(writer.len(), varint_len(value), "{value}");
+            let mut reader = Reader::new(writer.as_slice());
+            assert_eq!(reader.varint().unwrap(), value);
+            assert!(reader.is_empty());
+        }
     }
 
     #[test]

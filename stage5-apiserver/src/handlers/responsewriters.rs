@@ -1,0 +1,415 @@
+//! Writing an answer in the media type the client negotiated: mirrors
+//! apiserver's `pkg/endpoints/handlers/responsewriters/writers.go`
+//! (`WriteObjectNegotiated`, `ErrorNegotiated`, `SerializeObject`) for
+//! `application/vnd.kubernetes.protobuf`, and the watch's protobuf framing
+//! from `handlers/watch.go` (`serveWatchHandler`: the embedded encoder inside
+//! a length-delimited frame writer).
+//!
+//! The server keeps every object as JSON. A protobuf answer is that JSON
+//! written as protobuf ([`protobuf::marshal`]):
+//! - an object or a `Status` (a get, a write's answer, an error): the JSON
+//!   answer, rewritten ([`negotiated`]);
+//! - a list from the watch cache: each item's message bytes, which the cached
+//!   object keeps after the first time ([`PROTOBUF`], upstream's
+//!   `cachingObject`), then shared by every list that holds it;
+//! - a watch: each event's frame, kept per event type by the cached object,
+//!   so a thousand watchers cost one encoding ([`watch_frames`]).
+
+use std::ops::Range;
+use std::sync::Arc;
+
+use apimachinery::runtime::serializer::protobuf::{self, ListMeta};
+use apimachinery::runtime::serializer::streaming::{
+    EncodedEvent, EncodedWatch, event_type_name,
+};
+use apimachinery::runtime::{CacheableObject, Identifier, cache_encode};
+use apimachinery::watch::EventType;
+use axum::body::Body;
+use axum::http::{HeaderValue, header};
+use axum::response::{IntoResponse, Response};
+use bytes::Bytes;
+use futures::StreamExt;
+use serde_json::Value;
+use stage5_storage::{EncodedListResult, ResourceInfo, StorageError};
+
+use super::negotiation::MediaType;
+use crate::status::ApiError;
+
+// ANCHOR: identifiers
+/// The encoding a cached object keeps for protobuf answers ([`ProtobufObject`]).
+pub const PROTOBUF: Identifier = "protobuf";
+/// The frame of a protobuf watch event, one per event type.
+const PROTOBUF_WATCH: [Identifier; 3] = [
+    "protobuf;stream=watch;type=ADDED",
+    "protobuf;stream=watch;type=MODIFIED",
+    "protobuf;stream=watch;type=DELETED",
+];
+/// A `PartialObjectMetadata`'s message bytes, one per `meta.k8s.io` version.
+const PROTOBUF_METADATA: [Identifier; 2] = [
+    "protobuf;as=PartialObjectMetadata;v=v1",
+    "protobuf;as=PartialObjectMetadata;v=v1beta1",
+];
+/// A Table row: the printed cells and row conditions.
+pub const TABLE_ROW: Identifier = "table-row";
+/// A `PartialObjectMetadata`'s JSON, one per `meta.k8s.io` version.
+pub const JSON_METADATA: [Identifier; 2] = [
+    "json;as=PartialObjectMetadata;v=v1",
+    "json;as=PartialObjectMetadata;v=v1beta1",
+];
+// ANCHOR_END: identifiers
+
+// ANCHOR: protobuf_object
+/// An object's protobuf body (`k8s\0`, the `Unknown` envelope, the message),
+/// and where its message lies in it (what a list's items hold).
+#[derive(Debug)]
+pub struct ProtobufObject {
+    /// The whole body, as a get answers it and a watch frame embeds it.
+    pub body: Bytes,
+    /// The message within `body`.
+    pub message: Range<usize>,
+}
+// ANCHOR_END: protobuf_object
+
+impl ProtobufObject {
+    /// Encodes an object's JSON (with its `apiVersion` and `kind`).
+    pub fn from_json(json: &[u8]) -> Result<Self, String> {
+        let value: Value =
+            serde_json::from_slice(json).map_err(|e| e.to_string())?;
+        let api_version = value["apiVersion"].as_str().unwrap_or_default();
+        let kind = value["kind"].as_str().unwrap_or_default();
+        let message = protobuf::marshal(api_version, kind, &value)
+            .map_err(|e| e.to_string())?;
+        let body = protobuf::envelope(api_version, kind, &message);
+        // The envelope ends with the message and two empty strings.
+        let end = body.len() - 4;
+        Ok(ProtobufObject {
+            message: end - message.len()..end,
+            body: Bytes::from(body),
+        })
+    }
+
+    /// The message bytes, shared with the body.
+    pub fn message(&self) -> Bytes {
+        self.body.slice(self.message.clone())
+    }
+}
+
+fn internal(message: String) -> ApiError {
+    ApiError::from(StorageError::Internal(format!(
+        "cannot encode the object as protobuf: {message}"
+    )))
+}
+
+/// The protobuf encoding of a listed object: kept by the watch cache's object
+/// after the first time, or made now for an object from etcd.
+fn protobuf_object(
+    json: &Bytes,
+    cacheable: Option<&Arc<dyn CacheableObject>>,
+) -> Result<Arc<ProtobufObject>, ApiError> {
+    match cacheable {
+        Some(object) => {
+            cache_encode(object.as_ref(), PROTOBUF, ProtobufObject::from_json)
+        }
+        None => ProtobufObject::from_json(json).map(Arc::new),
+    }
+    .map_err(internal)
+}
+
+/// A body of shared pieces with its exact length (see `response::ChunksBody`),
+/// with `content_type`.
+fn chunks_response(chunks: Vec<Bytes>, content_type: &'static str) -> Response {
+    let mut response = super::response::chunks_response(chunks);
+    response
+        .headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    response
+}
+
+// ANCHOR: protobuf_list
+/// A list in protobuf (`PodList`, ...): each item's message bytes as the
+/// watch cache keeps them, shared, not copied.
+pub fn protobuf_list(
+    info: &ResourceInfo,
+    result: &EncodedListResult,
+) -> Result<Response, ApiError> {
+    let items = result
+        .items
+        .iter()
+        .enumerate()
+        .map(|(i, json)| {
+            protobuf_object(json, result.cacheable.get(i)).map(|o| o.message())
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let list_type = info.list_type_meta();
+    let resource_version = result.resource_version.to_string();
+    let meta = ListMeta {
+        resource_version: &resource_version,
+        continue_token: &result.continue_token,
+        remaining_item_count: result.remaining_item_count,
+    };
+    Ok(chunks_response(
+        protobuf::list_chunks(
+            &list_type.api_version,
+            &list_type.kind,
+            &meta,
+            &items,
+        ),
+        protobuf::CONTENT_TYPE,
+    ))
+}
+// ANCHOR_END: protobuf_list
+
+/// The `PartialObjectMetadata` of an object's JSON, as JSON:
+/// `{"kind":…,"apiVersion":…,"metadata":…}` with the metadata copied as it is
+/// encoded.
+pub fn partial_metadata_json(
+    json: &[u8],
+    api_version: &str,
+) -> Result<Bytes, String> {
+    #[derive(serde::Deserialize)]
+    struct MetadataOnly<'a> {
+        #[serde(borrow)]
+        metadata: &'a serde_json::value::RawValue,
+    }
+    let only: MetadataOnly<'_> =
+        serde_json::from_slice(json).map_err(|e| e.to_string())?;
+    let mut out = Vec::with_capacity(only.metadata.get().len() + 64);
+    out.extend_from_slice(b"{\"kind\":\"PartialObjectMetadata\",\"apiVersion\":");
+    super::response::push_json(&mut out, api_version);
+    out.extend_from_slice(b",\"metadata\":");
+    out.extend_from_slice(only.metadata.get().as_bytes());
+    out.push(b'}');
+    Ok(Bytes::from(out))
+}
+
+fn version_index(api_version: &str) -> usize {
+    usize::from(api_version.ends_with("v1beta1"))
+}
+
+/// The items of a `PartialObjectMetadataList` of `api_version`, in
+/// `media_type`: each object's metadata alone, kept by the watch cache's
+/// object after the first time.
+pub fn partial_metadata_items(
+    result: &EncodedListResult,
+    api_version: &'static str,
+    media_type: MediaType,
+) -> Result<Vec<Bytes>, ApiError> {
+    let at = version_index(api_version);
+    let encode = move |json: &[u8]| -> Result<Bytes, String> {
+        let partial = partial_metadata_json(json, api_version)?;
+        match media_type {
+            MediaType::Json => Ok(partial),
+            MediaType::Protobuf => {
+                let value: Value =
+                    serde_json::from_slice(&partial).map_err(|e| e.to_string())?;
+                protobuf::marshal(api_version, "PartialObjectMetadata", &value)
+                    .map(Bytes::from)
+                    .map_err(|e| e.to_string())
+            }
+        }
+    };
+    let id = match media_type {
+        MediaType::Json => JSON_METADATA[at],
+        MediaType::Protobuf => PROTOBUF_METADATA[at],
+    };
+    result
+        .items
+        .iter()
+        .enumerate()
+        .map(|(i, json)| match result.cacheable.get(i) {
+            Some(object) => {
+                cache_encode(object.as_ref(), id, encode).map(|b| (*b).clone())
+            }
+            None => encode(json),
+        })
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(internal)
+}
+
+/// A `PartialObjectMetadataList` in protobuf.
+pub fn protobuf_partial_metadata_list(
+    items: &[Bytes],
+    api_version: &'static str,
+    meta: &ListMeta<'_>,
+) -> Response {
+    chunks_response(
+        protobuf::list_chunks(api_version, "PartialObjectMetadataList", meta, items),
+        protobuf::CONTENT_TYPE,
+    )
+}
+
+// ANCHOR: watch_frames
+/// A watch's events as protobuf frames. An object from the watch cache keeps
+/// its frame per event type: the first watcher to send it encodes, every
+/// other shares the bytes. Bookmarks, errors and objects from elsewhere are
+/// encoded from their JSON line.
+pub fn watch_frames(watch: EncodedWatch) -> EncodedWatch {
+    watch
+        .map(|event| {
+            let frame = match (&event.object, event.event_type) {
+                (Some(object), EventType::Added | EventType::Modified | EventType::Deleted) => {
+                    cached_frame(object.as_ref(), event.event_type)
+                }
+                _ => frame_of_line(&event),
+            };
+            match frame {
+                Ok(line) => EncodedEvent::new(event.event_type, line),
+                Err(message) => {
+                    tracing::error!(%message, "a watch event cannot be written as protobuf");
+                    error_frame(&message)
+                }
+            }
+        })
+        .boxed()
+}
+// ANCHOR_END: watch_frames
+
+fn cached_frame(
+    object: &dyn CacheableObject,
+    event_type: EventType,
+) -> Result<Bytes, String> {
+    let id = match event_type {
+        EventType::Added => PROTOBUF_WATCH[0],
+        EventType::Modified => PROTOBUF_WATCH[1],
+        _ => PROTOBUF_WATCH[2],
+    };
+    // The object's lock is held while an encoding is made: take the body
+    // first, then make the frame from it.
+    let encoded = cache_encode(object, PROTOBUF, ProtobufObject::from_json)?;
+    let frame = cache_encode(object, id, |_| {
+        Ok(Bytes::from(protobuf::watch_frame(
+            event_type_name(event_type),
+            &encoded.body,
+        )))
+    })?;
+    Ok((*frame).clone())
+}
+
+/// The frame of an event that only has its JSON line.
+fn frame_of_line(event: &EncodedEvent) -> Result<Bytes, String> {
+    let line: Value =
+        serde_json::from_slice(&event.line).map_err(|e| e.to_string())?;
+    let body = protobuf::encode(&line["object"]).map_err(|e| e.to_string())?;
+    Ok(Bytes::from(protobuf::watch_frame(
+        event_type_name(event.event_type),
+        &body,
+    )))
+}
+
+/// An ERROR event with an internal error's `Status`, in protobuf.
+fn error_frame(message: &str) -> EncodedEvent {
+    let status = internal(message.to_string()).status;
+    let json = apimachinery::runtime::serializer::streaming::encode_status(&status);
+    let body = serde_json::from_slice::<Value>(&json)
+        .ok()
+        .and_then(|value| protobuf::encode(&value).ok())
+        .unwrap_or_default();
+    EncodedEvent::new(
+        EventType::Error,
+        Bytes::from(protobuf::watch_frame("ERROR", &body)),
+    )
+}
+
+// ANCHOR: negotiated
+/// Mirrors `WriteObjectNegotiated` and `ErrorNegotiated` for an answer the
+/// handlers wrote as JSON (an object, a write's answer, a `Status`): in
+/// protobuf when the client negotiated it and the object's kind has a
+/// protobuf form; as it is otherwise.
+pub async fn negotiated(response: Response, media_type: MediaType) -> Response {
+    let is_json = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .is_some_and(|value| value.as_bytes() == b"application/json");
+    if media_type != MediaType::Protobuf || !is_json {
+        return response;
+    }
+    let (mut parts, body) = response.into_parts();
+    let Ok(json) = axum::body::to_bytes(body, usize::MAX).await else {
+        return ApiError::from(StorageError::Internal(
+            "an answer could not be read".into(),
+        ))
+        .into_response();
+    };
+    let encoded = serde_json::from_slice::<Value>(&json)
+        .ok()
+        .and_then(|value| protobuf::encode(&value).ok());
+    match encoded {
+        Some(body) => {
+            parts.headers.insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static(protobuf::CONTENT_TYPE),
+            );
+            parts.headers.remove(header::CONTENT_LENGTH);
+            Response::from_parts(parts, Body::from(body))
+        }
+        None => Response::from_parts(parts, Body::from(json)),
+    }
+}
+// ANCHOR_END: negotiated
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use stage5_cacher::caching_object::CachedObject;
+    use stage5_storage::Object;
+
+    fn cached_pod() -> Arc<CachedObject> {
+        let obj: Object = serde_json::from_value(serde_json::json!({
+            "apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": "web-0", "namespace": "default", "resourceVersion": "7"},
+            "spec": {"containers": [{"name": "c", "image": "nginx"}]},
+        }))
+        .expect("a pod");
+        Arc::new(CachedObject::new(
+            &ResourceInfo::PODS,
+            EventType::Added,
+            &obj,
+        ))
+    }
+
+    #[tokio::test]
+    async fn every_watcher_of_a_cached_object_shares_one_protobuf_frame() {
+        let object = cached_pod();
+        let event = EncodedEvent {
+            event_type: EventType::Added,
+            line: object.line(EventType::Added),
+            object: Some(Arc::clone(&object) as Arc<dyn CacheableObject>),
+        };
+        let mut frames = Vec::new();
+        for _ in 0..3 {
+            let watch = futures::stream::iter([event.clone()]).boxed();
+            let sent: Vec<EncodedEvent> = watch_frames(watch).collect().await;
+            frames.push(sent[0].line.clone());
+        }
+        // One encoding: the three frames are the same bytes, not copies.
+        assert!(frames.iter().all(|f| f.as_ptr() == frames[0].as_ptr()));
+        let frame = protobuf::read_watch_frame(&frames[0]).unwrap().unwrap();
+        assert_eq!((frame.event_type.as_str(), frame.rest.len()), ("ADDED", 0));
+        let decoded = protobuf::decode(&frame.object, "", "").unwrap();
+        let json: Value = serde_json::from_slice(&object.json()).unwrap();
+        assert_eq!(decoded, json);
+        // A list shares the message inside the same body.
+        let kept =
+            cache_encode(object.as_ref(), PROTOBUF, ProtobufObject::from_json)
+                .unwrap();
+        let message = kept.message();
+        assert_eq!(message.as_ptr(), kept.body[kept.message.start..].as_ptr());
+        assert_eq!(protobuf::envelope("v1", "Pod", &message), kept.body);
+    }
+
+    #[tokio::test]
+    async fn a_bookmark_is_encoded_from_its_line() {
+        let line = apimachinery::runtime::serializer::streaming::encode_line(
+            EventType::Bookmark,
+            br#"{"kind":"Pod","apiVersion":"v1","metadata":{"resourceVersion":"9"}}"#,
+        );
+        let watch =
+            futures::stream::iter([EncodedEvent::new(EventType::Bookmark, line)])
+                .boxed();
+        let sent: Vec<EncodedEvent> = watch_frames(watch).collect().await;
+        let frame = protobuf::read_watch_frame(&sent[0].line).unwrap().unwrap();
+        assert_eq!(frame.event_type, "BOOKMARK");
+        let decoded = protobuf::decode(&frame.object, "", "").unwrap();
+        assert_eq!(decoded["metadata"]["resourceVersion"], "9");
+    }
+}
