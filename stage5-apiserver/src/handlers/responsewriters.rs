@@ -73,10 +73,27 @@ pub struct ProtobufObject {
 impl ProtobufObject {
     /// Encodes an object's JSON (with its `apiVersion` and `kind`).
     pub fn from_json(json: &[u8]) -> Result<Self, String> {
+        Self::from_json_of(json, "", "")
+    }
+
+    /// Encodes an object's JSON; one without `apiVersion` or `kind` is of
+    /// `api_version` and `kind` (the listed resource's), as an envelope
+    /// without a type takes the endpoint's on decode.
+    pub fn from_json_of(
+        json: &[u8],
+        api_version: &str,
+        kind: &str,
+    ) -> Result<Self, String> {
         let value: Value =
             serde_json::from_slice(json).map_err(|e| e.to_string())?;
-        let api_version = value["apiVersion"].as_str().unwrap_or_default();
-        let kind = value["kind"].as_str().unwrap_or_default();
+        let api_version = value["apiVersion"]
+            .as_str()
+            .filter(|v| !v.is_empty())
+            .unwrap_or(api_version);
+        let kind = value["kind"]
+            .as_str()
+            .filter(|k| !k.is_empty())
+            .unwrap_or(kind);
         let message = protobuf::marshal(api_version, kind, &value)
             .map_err(|e| e.to_string())?;
         let body = protobuf::envelope(api_version, kind, &message);
@@ -100,17 +117,20 @@ fn internal(message: String) -> ApiError {
     )))
 }
 
-/// The protobuf encoding of a listed object: kept by the watch cache's object
-/// after the first time, or made now for an object from etcd.
+/// The protobuf encoding of a listed object of `info`'s type: kept by the
+/// watch cache's object after the first time, or made now for an object from
+/// etcd.
 fn protobuf_object(
+    info: &ResourceInfo,
     json: &Bytes,
     cacheable: Option<&Arc<dyn CacheableObject>>,
 ) -> Result<Arc<ProtobufObject>, ApiError> {
+    let api_version = info.api_version();
+    let encode =
+        |json: &[u8]| ProtobufObject::from_json_of(json, &api_version, info.kind);
     match cacheable {
-        Some(object) => {
-            cache_encode(object.as_ref(), PROTOBUF, ProtobufObject::from_json)
-        }
-        None => ProtobufObject::from_json(json).map(Arc::new),
+        Some(object) => cache_encode(object.as_ref(), PROTOBUF, encode),
+        None => encode(json).map(Arc::new),
     }
     .map_err(internal)
 }
@@ -137,7 +157,7 @@ pub fn protobuf_list(
         .iter()
         .enumerate()
         .map(|(i, json)| {
-            protobuf_object(json, result.cacheable.get(i)).map(|o| o.message())
+            protobuf_object(info, json, result.cacheable.get(i)).map(|o| o.message())
         })
         .collect::<Result<Vec<_>, _>>()?;
     let list_type = info.list_type_meta();
@@ -395,6 +415,16 @@ mod tests {
         let message = kept.message();
         assert_eq!(message.as_ptr(), kept.body[kept.message.start..].as_ptr());
         assert_eq!(protobuf::envelope("v1", "Pod", &message), kept.body);
+    }
+
+    #[test]
+    fn a_listed_object_without_its_type_takes_the_resources() {
+        let json = br#"{"metadata":{"name":"web-0"},"spec":{"containers":[]}}"#;
+        assert!(ProtobufObject::from_json(json).is_err());
+        let encoded = ProtobufObject::from_json_of(json, "v1", "Pod").unwrap();
+        let decoded = protobuf::decode(&encoded.body, "", "").unwrap();
+        assert_eq!(decoded["kind"], "Pod");
+        assert_eq!(decoded["metadata"]["name"], "web-0");
     }
 
     #[tokio::test]
