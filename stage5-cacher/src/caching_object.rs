@@ -2,9 +2,11 @@
 //!
 //! A watch event goes to every interested watcher. Upstream wraps the object in a
 //! `cachingObject`, which remembers its encoding per serializer, so a thousand
-//! watchers cost one `json.Marshal`. [`CachedObject`] does the same for the one
-//! encoding this server speaks, and goes one step further: the watch cache keeps
-//! *only* this encoding of each object, not the decoded tree.
+//! watchers cost one `json.Marshal`. [`CachedObject`] does the same for JSON,
+//! and goes one step further: the watch cache keeps *only* this encoding of each
+//! object, not the decoded tree. Any other encoding (protobuf, a Table row, the
+//! metadata alone) it keeps from the first time one is asked for, through
+//! [`CacheableObject`].
 //!
 //! # Memory usage
 //!

@@ -77,15 +77,21 @@ impl EncodedListResult {
     /// share the items' bytes: nothing is copied, whatever the list's size. The
     /// HTTP edge sends them as they are.
     pub fn item_chunks(&self) -> Vec<bytes::Bytes> {
-        let mut chunks = Vec::with_capacity(self.items.len() * 2);
-        for (i, item) in self.items.iter().enumerate() {
-            if i > 0 {
-                chunks.push(bytes::Bytes::from_static(b","));
-            }
-            chunks.push(item.clone());
-        }
-        chunks
+        comma_separated(&self.items)
     }
+}
+
+/// Encoded JSON values as the middle of a JSON array, `item,item,…`, in pieces
+/// that share the values' bytes.
+pub fn comma_separated(items: &[bytes::Bytes]) -> Vec<bytes::Bytes> {
+    let mut chunks = Vec::with_capacity(items.len() * 2);
+    for (i, item) in items.iter().enumerate() {
+        if i > 0 {
+            chunks.push(bytes::Bytes::from_static(b","));
+        }
+        chunks.push(item.clone());
+    }
+    chunks
 }
 
 /// Conditions a write must meet: apiserver's `storage.Preconditions`.

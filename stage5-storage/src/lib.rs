@@ -70,7 +70,7 @@ pub use api_object_versioner::{
 pub use errors::StorageError;
 pub use interfaces::{
     EncodedListResult, GetOptions, KeyScope, ListResult, Preconditions, Storage,
-    UpdateFn, Watch, WatchItem, list_prefix, object_key,
+    UpdateFn, Watch, WatchItem, comma_separated, list_prefix, object_key,
 };
 pub use object::Object;
 pub use resource_info::ResourceInfo;

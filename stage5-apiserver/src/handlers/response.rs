@@ -14,7 +14,8 @@
 //!   column definitions on the first event only (`NoHeaders` from then on), and
 //!   an `ERROR` event's `Status` is left as it is.
 //!
-//! The answer's `Content-Type` stays `application/json`, as upstream's.
+//! A Table's `Content-Type` is `application/json`, as upstream's; metadata
+//! alone may also be protobuf ([`super::responsewriters`]).
 
 use apimachinery::runtime::cache_encode;
 use apimachinery::runtime::serializer::streaming::{
@@ -230,8 +231,30 @@ fn json_answer<T: Serialize>(value: &T) -> Response {
 struct RawPartialObjectMetadata<'a> {
     kind: &'static str,
     #[serde(rename = "apiVersion")]
-    api_version: &'static str,
+    api_version: &'a str,
     metadata: &'a RawValue,
+}
+
+/// The `PartialObjectMetadata` of an object's JSON, as JSON, its metadata
+/// copied as it is encoded.
+pub(crate) fn partial_metadata_json(
+    json: &[u8],
+    api_version: &str,
+) -> Result<Bytes, String> {
+    #[derive(serde::Deserialize)]
+    struct MetadataOnly<'a> {
+        #[serde(borrow)]
+        metadata: &'a RawValue,
+    }
+    let only: MetadataOnly<'_> =
+        serde_json::from_slice(json).map_err(|e| e.to_string())?;
+    serde_json::to_vec(&RawPartialObjectMetadata {
+        kind: "PartialObjectMetadata",
+        api_version,
+        metadata: only.metadata,
+    })
+    .map(Bytes::from)
+    .map_err(|e| e.to_string())
 }
 
 fn internal(error: serde_json::Error) -> ApiError {
@@ -254,11 +277,7 @@ pub fn encoded_list_answer(
     transform: Transform,
     media_type: MediaType,
 ) -> Result<Response, ApiError> {
-    let metadata = TableMeta {
-        resource_version: result.resource_version.to_string(),
-        continue_token: result.continue_token.clone(),
-        remaining_item_count: result.remaining_item_count,
-    };
+    let metadata = list_meta(result);
     match transform {
         Transform::Table {
             api_version,
@@ -330,42 +349,21 @@ pub fn encoded_list_answer(
                 api_version,
                 media_type,
             )?;
-            if media_type == MediaType::Protobuf {
-                let resource_version = result.resource_version.to_string();
-                let meta = apimachinery::runtime::serializer::protobuf::ListMeta {
-                    resource_version: &resource_version,
-                    continue_token: &result.continue_token,
-                    remaining_item_count: result.remaining_item_count,
-                };
-                return Ok(super::responsewriters::protobuf_partial_metadata_list(
-                    &items,
-                    api_version,
-                    &meta,
-                ));
-            }
-            let mut head = Vec::with_capacity(128);
-            head.extend_from_slice(
-                b"{\"kind\":\"PartialObjectMetadataList\",\"apiVersion\":",
-            );
-            push_json(&mut head, api_version);
-            head.extend_from_slice(b",\"metadata\":");
-            push_json(&mut head, &metadata);
-            head.extend_from_slice(b",\"items\":[");
-            let mut chunks = Vec::with_capacity(items.len() * 2 + 2);
-            chunks.push(Bytes::from(head));
-            for (i, item) in items.into_iter().enumerate() {
-                if i > 0 {
-                    chunks.push(Bytes::from_static(b","));
+            Ok(match media_type {
+                MediaType::Protobuf => {
+                    super::responsewriters::protobuf_partial_metadata_list(
+                        &items,
+                        api_version,
+                        &metadata,
+                    )
                 }
-                chunks.push(item);
-            }
-            chunks.push(Bytes::from_static(b"]}"));
-            let mut response = chunks_response(chunks);
-            response.headers_mut().insert(
-                header::CONTENT_TYPE,
-                HeaderValue::from_static("application/json"),
-            );
-            Ok(response)
+                MediaType::Json => json_list_response(
+                    "PartialObjectMetadataList",
+                    api_version,
+                    &metadata,
+                    stage5_storage::comma_separated(&items),
+                ),
+            })
         }
         Transform::PartialObjectMetadata { .. } => Err(not_acceptable(format!(
             "you requested PartialObjectMetadata, but the requested object is a list ({})",
@@ -374,7 +372,6 @@ pub fn encoded_list_answer(
     }
 }
 
-// ANCHOR: printed_row
 /// A Table row as the watch cache's object keeps it, from `{"cells":[` to
 /// `"object":`: JSON, with the ages left to render between the pieces.
 #[derive(Debug, Default)]
@@ -390,7 +387,6 @@ enum RowPiece {
     /// A cell whose text is a time since, rendered for each answer.
     Since(printers::Cell),
 }
-// ANCHOR_END: printed_row
 
 impl PrintedRow {
     /// Prints `obj` once: its cells and row conditions as JSON, each age kept
@@ -444,10 +440,10 @@ fn cached_table(
     api_version: &'static str,
     options: TableOptions,
 ) -> Result<Response, ApiError> {
-    use super::responsewriters::{JSON_METADATA, TABLE_ROW};
+    use super::responsewriters::{TABLE_ROW, metadata_id};
     let handler = crate::registry::strategy_for(info).table_handler();
     let now = Timestamp::now();
-    let metadata_id = JSON_METADATA[usize::from(api_version.ends_with("v1beta1"))];
+    let metadata_id = metadata_id(api_version, MediaType::Json);
     let internal =
         |e: String| ApiError::from(stage5_storage::StorageError::Internal(e));
     let mut rows = Vec::with_capacity(result.cacheable.len());
@@ -462,7 +458,7 @@ fn cached_table(
         let partial = match options.include_object {
             IncludeObject::Metadata => Some(
                 cache_encode(object.as_ref(), metadata_id, |json| {
-                    super::responsewriters::partial_metadata_json(json, api_version)
+                    partial_metadata_json(json, api_version)
                 })
                 .map_err(internal)?,
             ),
@@ -499,12 +495,7 @@ fn cached_table(
         body.push(b'}');
     }
     body.extend_from_slice(b"]}");
-    let mut response = chunks_response(vec![Bytes::from(body)]);
-    response.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
-    Ok(response)
+    Ok(chunks_response(vec![Bytes::from(body)], "application/json"))
 }
 
 /// Mirrors `transformResponseObject` for one object: the object, a Table with
@@ -639,23 +630,59 @@ pub fn encoded_list_response(
     info: &ResourceInfo,
     result: &EncodedListResult,
 ) -> Response {
-    let head = list_head(info, result);
-    let mut chunks = Vec::with_capacity(result.items.len() * 2 + 2);
+    let list_type = info.list_type_meta();
+    json_list_response(
+        &list_type.kind,
+        &list_type.api_version,
+        &list_meta(result),
+        result.item_chunks(),
+    )
+}
+
+/// A JSON list, `{"kind":…,"apiVersion":…,"metadata":…,"items":[…]}`, whose
+/// items are `item_chunks` (shared, with their commas).
+fn json_list_response(
+    kind: &str,
+    api_version: &str,
+    metadata: &TableMeta,
+    item_chunks: Vec<Bytes>,
+) -> Response {
+    let mut head = Vec::with_capacity(128);
+    head.extend_from_slice(b"{\"kind\":");
+    push_json(&mut head, kind);
+    head.extend_from_slice(b",\"apiVersion\":");
+    push_json(&mut head, api_version);
+    head.extend_from_slice(b",\"metadata\":");
+    push_json(&mut head, metadata);
+    head.extend_from_slice(b",\"items\":[");
+    let mut chunks = Vec::with_capacity(item_chunks.len() + 2);
     chunks.push(Bytes::from(head));
-    chunks.extend(result.item_chunks());
+    chunks.extend(item_chunks);
     chunks.push(Bytes::from_static(b"]}"));
-    let mut response = chunks_response(chunks);
-    response.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
-    response
+    chunks_response(chunks, "application/json")
+}
+
+/// A list's `metadata`: its resourceVersion, continue token and remaining
+/// item count.
+pub(crate) fn list_meta(result: &EncodedListResult) -> TableMeta {
+    TableMeta {
+        resource_version: result.resource_version.to_string(),
+        continue_token: result.continue_token.clone(),
+        remaining_item_count: result.remaining_item_count,
+    }
 }
 
 /// A 200 whose body is `chunks`, sent one after another without copying, with
-/// its exact length.
-pub(crate) fn chunks_response(chunks: Vec<Bytes>) -> Response {
-    Response::new(Body::new(ChunksBody::new(chunks)))
+/// its exact length and `content_type`.
+pub(crate) fn chunks_response(
+    chunks: Vec<Bytes>,
+    content_type: &'static str,
+) -> Response {
+    let mut response = Response::new(Body::new(ChunksBody::new(chunks)));
+    response
+        .headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    response
 }
 
 /// A response body made of shared pieces, sent in order, with its exact length
@@ -698,34 +725,6 @@ impl http_body::Body for ChunksBody {
     fn size_hint(&self) -> http_body::SizeHint {
         http_body::SizeHint::with_exact(self.remaining)
     }
-}
-
-/// A list's body up to its first item: `{"kind":…,"apiVersion":…,"metadata":…,"items":[`.
-fn list_head(info: &ResourceInfo, result: &EncodedListResult) -> Vec<u8> {
-    let mut metadata = serde_json::Map::new();
-    metadata.insert(
-        "resourceVersion".into(),
-        Value::String(result.resource_version.to_string()),
-    );
-    if !result.continue_token.is_empty() {
-        metadata.insert(
-            "continue".into(),
-            Value::String(result.continue_token.clone()),
-        );
-    }
-    if let Some(count) = result.remaining_item_count {
-        metadata.insert("remainingItemCount".into(), Value::from(count));
-    }
-    let list_type = info.list_type_meta();
-    let mut body = Vec::with_capacity(128);
-    body.extend_from_slice(b"{\"kind\":");
-    push_json(&mut body, &list_type.kind);
-    body.extend_from_slice(b",\"apiVersion\":");
-    push_json(&mut body, &list_type.api_version);
-    body.extend_from_slice(b",\"metadata\":");
-    push_json(&mut body, &metadata);
-    body.extend_from_slice(b",\"items\":[");
-    body
 }
 
 pub(crate) fn push_json<T: serde::Serialize + ?Sized>(

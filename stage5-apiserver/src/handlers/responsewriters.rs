@@ -33,9 +33,10 @@ use serde_json::Value;
 use stage5_storage::{EncodedListResult, ResourceInfo, StorageError};
 
 use super::negotiation::MediaType;
+use super::response::{chunks_response, list_meta, partial_metadata_json};
+use crate::printers::TableMeta;
 use crate::status::ApiError;
 
-// ANCHOR: identifiers
 /// The encoding a cached object keeps for protobuf answers ([`ProtobufObject`]).
 pub const PROTOBUF: Identifier = "protobuf";
 /// The frame of a protobuf watch event, one per event type.
@@ -52,11 +53,10 @@ const PROTOBUF_METADATA: [Identifier; 2] = [
 /// A Table row: the printed cells and row conditions.
 pub const TABLE_ROW: Identifier = "table-row";
 /// A `PartialObjectMetadata`'s JSON, one per `meta.k8s.io` version.
-pub const JSON_METADATA: [Identifier; 2] = [
+const JSON_METADATA: [Identifier; 2] = [
     "json;as=PartialObjectMetadata;v=v1",
     "json;as=PartialObjectMetadata;v=v1beta1",
 ];
-// ANCHOR_END: identifiers
 
 // ANCHOR: protobuf_object
 /// An object's protobuf body (`k8s\0`, the `Unknown` envelope, the message),
@@ -135,17 +135,6 @@ fn protobuf_object(
     .map_err(internal)
 }
 
-/// A body of shared pieces with its exact length (see `response::ChunksBody`),
-/// with `content_type`.
-fn chunks_response(chunks: Vec<Bytes>, content_type: &'static str) -> Response {
-    let mut response = super::response::chunks_response(chunks);
-    response
-        .headers_mut()
-        .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
-    response
-}
-
-// ANCHOR: protobuf_list
 /// A list in protobuf (`PodList`, ...): each item's message bytes as the
 /// watch cache keeps them, shared, not copied.
 pub fn protobuf_list(
@@ -161,49 +150,34 @@ pub fn protobuf_list(
         })
         .collect::<Result<Vec<_>, _>>()?;
     let list_type = info.list_type_meta();
-    let resource_version = result.resource_version.to_string();
-    let meta = ListMeta {
-        resource_version: &resource_version,
-        continue_token: &result.continue_token,
-        remaining_item_count: result.remaining_item_count,
-    };
     Ok(chunks_response(
         protobuf::list_chunks(
             &list_type.api_version,
             &list_type.kind,
-            &meta,
+            &protobuf_list_meta(&list_meta(result)),
             &items,
         ),
         protobuf::CONTENT_TYPE,
     ))
 }
-// ANCHOR_END: protobuf_list
 
-/// The `PartialObjectMetadata` of an object's JSON, as JSON:
-/// `{"kind":…,"apiVersion":…,"metadata":…}` with the metadata copied as it is
-/// encoded.
-pub fn partial_metadata_json(
-    json: &[u8],
-    api_version: &str,
-) -> Result<Bytes, String> {
-    #[derive(serde::Deserialize)]
-    struct MetadataOnly<'a> {
-        #[serde(borrow)]
-        metadata: &'a serde_json::value::RawValue,
+/// A list's `metadata` as protobuf's `ListMeta`.
+fn protobuf_list_meta(meta: &TableMeta) -> ListMeta<'_> {
+    ListMeta {
+        resource_version: &meta.resource_version,
+        continue_token: &meta.continue_token,
+        remaining_item_count: meta.remaining_item_count,
     }
-    let only: MetadataOnly<'_> =
-        serde_json::from_slice(json).map_err(|e| e.to_string())?;
-    let mut out = Vec::with_capacity(only.metadata.get().len() + 64);
-    out.extend_from_slice(b"{\"kind\":\"PartialObjectMetadata\",\"apiVersion\":");
-    super::response::push_json(&mut out, api_version);
-    out.extend_from_slice(b",\"metadata\":");
-    out.extend_from_slice(only.metadata.get().as_bytes());
-    out.push(b'}');
-    Ok(Bytes::from(out))
 }
 
-fn version_index(api_version: &str) -> usize {
-    usize::from(api_version.ends_with("v1beta1"))
+/// The identifier of a kept `PartialObjectMetadata` of `api_version`
+/// (`meta.k8s.io/v1` or `v1beta1`) in `media_type`.
+pub(crate) fn metadata_id(api_version: &str, media_type: MediaType) -> Identifier {
+    let at = usize::from(api_version.ends_with("v1beta1"));
+    match media_type {
+        MediaType::Json => JSON_METADATA[at],
+        MediaType::Protobuf => PROTOBUF_METADATA[at],
+    }
 }
 
 /// The items of a `PartialObjectMetadataList` of `api_version`, in
@@ -214,7 +188,6 @@ pub fn partial_metadata_items(
     api_version: &'static str,
     media_type: MediaType,
 ) -> Result<Vec<Bytes>, ApiError> {
-    let at = version_index(api_version);
     let encode = move |json: &[u8]| -> Result<Bytes, String> {
         let partial = partial_metadata_json(json, api_version)?;
         match media_type {
@@ -228,10 +201,7 @@ pub fn partial_metadata_items(
             }
         }
     };
-    let id = match media_type {
-        MediaType::Json => JSON_METADATA[at],
-        MediaType::Protobuf => PROTOBUF_METADATA[at],
-    };
+    let id = metadata_id(api_version, media_type);
     result
         .items
         .iter()
@@ -250,15 +220,19 @@ pub fn partial_metadata_items(
 pub fn protobuf_partial_metadata_list(
     items: &[Bytes],
     api_version: &'static str,
-    meta: &ListMeta<'_>,
+    meta: &TableMeta,
 ) -> Response {
     chunks_response(
-        protobuf::list_chunks(api_version, "PartialObjectMetadataList", meta, items),
+        protobuf::list_chunks(
+            api_version,
+            "PartialObjectMetadataList",
+            &protobuf_list_meta(meta),
+            items,
+        ),
         protobuf::CONTENT_TYPE,
     )
 }
 
-// ANCHOR: watch_frames
 /// A watch's events as protobuf frames. An object from the watch cache keeps
 /// its frame per event type: the first watcher to send it encodes, every
 /// other shares the bytes. Bookmarks, errors and objects from elsewhere are
@@ -282,7 +256,6 @@ pub fn watch_frames(watch: EncodedWatch) -> EncodedWatch {
         })
         .boxed()
 }
-// ANCHOR_END: watch_frames
 
 fn cached_frame(
     object: &dyn CacheableObject,
@@ -330,7 +303,6 @@ fn error_frame(message: &str) -> EncodedEvent {
     )
 }
 
-// ANCHOR: negotiated
 /// Mirrors `WriteObjectNegotiated` and `ErrorNegotiated` for an answer the
 /// handlers wrote as JSON (an object, a write's answer, a `Status`): in
 /// protobuf when the client negotiated it and the object's kind has a
@@ -365,7 +337,6 @@ pub async fn negotiated(response: Response, media_type: MediaType) -> Response {
         None => Response::from_parts(parts, Body::from(json)),
     }
 }
-// ANCHOR_END: negotiated
 
 #[cfg(test)]
 mod tests {

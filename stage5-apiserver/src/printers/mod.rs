@@ -93,7 +93,7 @@ impl PartialEq for RowObject {
     }
 }
 
-/// `metav1.ListMeta` as a Table carries it.
+/// `metav1.ListMeta` as a Table, or any list this server writes, carries it.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct TableMeta {
     /// The list's (or the one object's) resourceVersion.
@@ -198,7 +198,7 @@ pub type PrintFunc = fn(&Object) -> (Vec<Cell>, Vec<RowCondition>);
 pub struct TableHandler {
     /// The column definitions (`AddHandlers`' `...ColumnDefinitions`).
     pub columns: &'static [Column],
-    /// The print function (`printPod`, ...): the cells, as of a time.
+    /// The print function (`printPod`, ...): the cells, ages still to render.
     pub print: PrintFunc,
 }
 

@@ -14,7 +14,7 @@ use k8s_pb::apimachinery::pkg::apis::meta::v1 as meta;
 use k8s_pb::apimachinery::pkg::runtime::Unknown;
 use prost::Message as _;
 use serde_json::{Value, json};
-use stage5_apiserver::{Backend, RunningServer, Server, ServerConfig};
+use stage5_apiserver::{RunningServer, Server, ServerConfig};
 use tokio::time::timeout;
 
 use super::server_http::{Http, Lines};
@@ -115,6 +115,17 @@ fn pod(name: &str) -> Value {
             "ports":[{"containerPort":80}],
             "resources":{"limits":{"cpu":"500m","memory":"64Mi"}}}],
             "terminationGracePeriodSeconds":0}})
+}
+
+/// Starts a server with `config` and checks every answer, within a bound.
+async fn check_every_answer(config: ServerConfig) {
+    let server = Server::start(config).await.expect("server starts");
+    timeout(
+        6 * WAIT,
+        every_answer_in_protobuf_equals_the_json_one(server),
+    )
+    .await
+    .expect("the requests finish in time");
 }
 
 async fn every_answer_in_protobuf_equals_the_json_one(server: RunningServer) {
@@ -250,14 +261,7 @@ async fn every_answer_in_protobuf_equals_the_json_one(server: RunningServer) {
 #[tokio::test]
 async fn every_answer_in_protobuf_equals_the_json_one_with_and_without_the_cache() {
     for watch_cache in [true, false] {
-        let config = ServerConfig::for_tests().watch_cache(watch_cache);
-        let server = Server::start(config).await.expect("server starts");
-        timeout(
-            6 * WAIT,
-            every_answer_in_protobuf_equals_the_json_one(server),
-        )
-        .await
-        .expect("the requests finish in time");
+        check_every_answer(ServerConfig::for_tests().watch_cache(watch_cache)).await;
     }
 }
 
@@ -272,14 +276,10 @@ async fn every_answer_in_protobuf_equals_the_json_one_on_real_etcd() {
     else {
         return;
     };
-    let config =
-        ServerConfig::for_tests().backend(Backend::Etcd(vec![etcd.client_url()]));
-    let server = Server::start(config).await.expect("server starts");
-    timeout(
-        6 * WAIT,
-        every_answer_in_protobuf_equals_the_json_one(server),
+    check_every_answer(
+        ServerConfig::for_tests()
+            .backend(stage5_apiserver::Backend::Etcd(vec![etcd.client_url()])),
     )
-    .await
-    .expect("the requests finish in time");
+    .await;
     drop(etcd);
 }

@@ -69,55 +69,20 @@ pub(super) fn marshal_message(
                     return Err(mismatch(message, field, value));
                 };
                 for item in items {
-                    marshal_value(message, field, item, out, depth)?;
+                    marshal_as(
+                        message, field, &field.ty, field.tag, item, out, depth,
+                    )?;
                 }
             }
-            _ => marshal_value(message, field, value, out, depth)?,
+            _ => {
+                marshal_as(message, field, &field.ty, field.tag, value, out, depth)?
+            }
         }
     }
     Ok(())
 }
 
-/// One value of a field (or one item of a repeated one).
-fn marshal_value(
-    message: &Message,
-    field: &Field,
-    value: &Value,
-    out: &mut Writer,
-    depth: usize,
-) -> Result<(), ProtobufError> {
-    let bad = || mismatch(message, field, value);
-    match &field.ty {
-        Ty::String => {
-            out.bytes(field.tag, value.as_str().ok_or_else(bad)?.as_bytes())
-        }
-        Ty::Bytes => out.bytes(field.tag, &base64_bytes(value).ok_or_else(bad)?),
-        Ty::Bool => {
-            out.varint_field(field.tag, u64::from(value.as_bool().ok_or_else(bad)?))
-        }
-        // An int32 is sign-extended to ten bytes, as Go writes `uint64(int32)`.
-        Ty::Int32 | Ty::Int64 => {
-            out.varint_field(field.tag, value.as_i64().ok_or_else(bad)? as u64)
-        }
-        Ty::Message(inner) => {
-            let Value::Object(object) = value else {
-                return Err(bad());
-            };
-            let mut nested = Writer::new();
-            marshal_message(&MESSAGES[*inner], object, &mut nested, depth + 1)?;
-            out.bytes(field.tag, nested.as_slice());
-        }
-        Ty::Special(special) => {
-            let mut nested = Writer::new();
-            marshal_special(*special, value, &mut nested).ok_or_else(bad)?;
-            out.bytes(field.tag, nested.as_slice());
-        }
-        Ty::MapString | Ty::MapBytes | Ty::MapMessage(_) => return Err(bad()),
-    }
-    Ok(())
-}
-
-/// A map entry's value, field 2.
+/// A map entry's value, its field 2, of the map's value type.
 fn marshal_map_value(
     message: &Message,
     field: &Field,
@@ -125,24 +90,51 @@ fn marshal_map_value(
     entry: &mut Writer,
     depth: usize,
 ) -> Result<(), ProtobufError> {
+    let ty = match &field.ty {
+        Ty::MapString => &Ty::String,
+        Ty::MapBytes => &Ty::Bytes,
+        Ty::MapMessage(ty) => ty,
+        _ => return Err(mismatch(message, field, value)),
+    };
+    marshal_as(message, field, ty, 2, value, entry, depth)
+}
+
+/// One value (or one item of a repeated field) as field `tag` of type `ty`;
+/// `field` names it in an error.
+fn marshal_as(
+    message: &Message,
+    field: &Field,
+    ty: &Ty,
+    tag: u32,
+    value: &Value,
+    out: &mut Writer,
+    depth: usize,
+) -> Result<(), ProtobufError> {
     let bad = || mismatch(message, field, value);
-    match &field.ty {
-        Ty::MapString => entry.bytes(2, value.as_str().ok_or_else(bad)?.as_bytes()),
-        Ty::MapBytes => entry.bytes(2, &base64_bytes(value).ok_or_else(bad)?),
-        Ty::MapMessage(Ty::Special(special)) => {
-            let mut nested = Writer::new();
-            marshal_special(*special, value, &mut nested).ok_or_else(bad)?;
-            entry.bytes(2, nested.as_slice());
+    match ty {
+        Ty::String => out.bytes(tag, value.as_str().ok_or_else(bad)?.as_bytes()),
+        Ty::Bytes => out.bytes(tag, &base64_bytes(value).ok_or_else(bad)?),
+        Ty::Bool => {
+            out.varint_field(tag, u64::from(value.as_bool().ok_or_else(bad)?))
         }
-        Ty::MapMessage(Ty::Message(inner)) => {
+        // An int32 is sign-extended to ten bytes, as Go writes `uint64(int32)`.
+        Ty::Int32 | Ty::Int64 => {
+            out.varint_field(tag, value.as_i64().ok_or_else(bad)? as u64)
+        }
+        Ty::Message(inner) => {
             let Value::Object(object) = value else {
                 return Err(bad());
             };
             let mut nested = Writer::new();
             marshal_message(&MESSAGES[*inner], object, &mut nested, depth + 1)?;
-            entry.bytes(2, nested.as_slice());
+            out.bytes(tag, nested.as_slice());
         }
-        _ => return Err(bad()),
+        Ty::Special(special) => {
+            let mut nested = Writer::new();
+            marshal_special(*special, value, &mut nested).ok_or_else(bad)?;
+            out.bytes(tag, nested.as_slice());
+        }
+        Ty::MapString | Ty::MapBytes | Ty::MapMessage(_) => return Err(bad()),
     }
     Ok(())
 }
