@@ -41,6 +41,7 @@
 //! | `pkg/endpoints/metrics`, the cacher's metrics                    | [`metrics`]                             |
 //! | `pkg/endpoints/metrics`' `RegisteredWatchers`, per watch          | [`live_watches`]                        |
 //! | (none: a teaching page over the Cacher's watchers)                | [`debug`] (`/debug/watchers`)           |
+//! | (none: the live page of the machinery for a workshop's projector) | [`debug_ui`] (`/debug/ui`)              |
 //! | `APIGroupInfo`, `pkg/registry/rest`, `pkg/registry/generic/registry`, each kind's `strategy.go` | [`registry`] |
 //! | kubernetes' `pkg/apis/core/v1/defaults.go`, `pkg/apis/apps/v1/defaults.go` | [`defaults`]             |
 //! | the registry `Store`'s and etcd3 store's `dryRun`                | [`dry_run`]                             |
@@ -80,6 +81,7 @@ pub mod app_state;
 pub mod auth;
 pub mod config;
 pub mod debug;
+pub mod debug_ui;
 pub mod defaults;
 pub mod discovery;
 pub mod dry_run;

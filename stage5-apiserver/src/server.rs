@@ -37,7 +37,7 @@ use crate::app_state::AppState;
 use crate::config::{ServerConfig, ServerError};
 use crate::registry::Registry;
 use crate::status::ApiError;
-use crate::{auth, debug, discovery, handlers, metrics, registry, status};
+use crate::{auth, debug, debug_ui, discovery, handlers, metrics, registry, status};
 
 mod conn;
 mod tls;
@@ -315,10 +315,13 @@ pub async fn count_requests(
 ) -> Response {
     let (verb, resource) =
         metrics::verb_and_resource(request.method(), request.uri());
+    let noted = debug_ui::RequestNote::of(&state, &request, &resource);
     let response = next.run(request).await;
-    state
-        .metrics
-        .count_request(&verb, &resource, response.status().as_u16());
+    let code = response.status().as_u16();
+    state.metrics.count_request(&verb, &resource, code);
+    if let Some(noted) = noted {
+        noted.send(&state, &verb, code);
+    }
     response
 }
 
@@ -351,6 +354,8 @@ pub fn router(state: Arc<AppState>) -> Router {
         )
         .route("/metrics", get(serve_metrics))
         .route("/debug/watchers", get(debug::serve_watchers))
+        .route("/debug/ui", get(debug_ui::serve_page))
+        .route("/debug/ui/events", get(debug_ui::serve_events))
         .route("/api", any(handlers::serve_api))
         .route("/api/{*rest}", any(handlers::serve_api))
         .route("/apis", any(handlers::serve_api))

@@ -6,7 +6,7 @@
 //! every input event newer than its starting version, converted by its filter, to
 //! its `result` channel, which the client reads.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
@@ -17,6 +17,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use crate::caching_object::{CachedObject, LabelMatcher};
+use crate::probe::EndReason;
 use crate::watch_cache::WatchCacheEvent;
 use apimachinery::fields::FieldSource;
 use stage5_storage::{KeyScope, ResourceInfo, SelectionPredicate};
@@ -164,8 +165,18 @@ pub struct CacheWatcher {
     /// When the watch started (for `/debug/watchers`).
     created: Instant,
     chan_size: usize,
+    /// What the live page shows of it (its number, bookmarks, why it ended).
+    seen: Seen,
 }
 // ANCHOR_END: cache_watcher
+
+/// A watcher's figures for the live page (`/debug/ui`).
+#[derive(Debug, Default)]
+struct Seen {
+    id: AtomicUsize,
+    bookmarks: AtomicU64,
+    end: AtomicU8,
+}
 
 impl std::fmt::Debug for CacheWatcher {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -212,6 +223,7 @@ impl CacheWatcher {
             identifier,
             created: Instant::now(),
             chan_size,
+            seen: Seen::default(),
         });
         (
             watcher,
@@ -237,6 +249,52 @@ impl CacheWatcher {
     /// When the watch started.
     pub fn created(&self) -> Instant {
         self.created
+    }
+
+    /// Its number in its Cacher (set when registered).
+    pub fn id(&self) -> usize {
+        self.seen.id.load(Ordering::Relaxed)
+    }
+
+    /// Sets its number in its Cacher.
+    pub fn set_id(&self, id: usize) {
+        self.seen.id.store(id, Ordering::Relaxed);
+    }
+
+    /// Counts a bookmark sent to it.
+    pub fn count_bookmark(&self) {
+        self.seen.bookmarks.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// How many bookmarks it has been sent.
+    pub fn bookmarks(&self) -> u64 {
+        self.seen.bookmarks.load(Ordering::Relaxed)
+    }
+
+    /// Records why it ends; the first reason recorded stays.
+    pub fn mark_end(&self, reason: EndReason) {
+        let _ = self.seen.end.compare_exchange(
+            0,
+            reason.as_u8(),
+            Ordering::AcqRel,
+            Ordering::Acquire,
+        );
+    }
+
+    /// Why it ended: the reason recorded, else its deadline if that has passed,
+    /// else its client went away.
+    pub fn end_reason(&self) -> EndReason {
+        EndReason::from_u8(self.seen.end.load(Ordering::Acquire)).unwrap_or_else(
+            || match self.deadline {
+                Some(deadline) if Instant::now() >= deadline => EndReason::Timeout,
+                _ => EndReason::ClientGone,
+            },
+        )
+    }
+
+    /// When its `timeoutSeconds` ends it, if it has one.
+    pub fn deadline(&self) -> Option<Instant> {
+        self.deadline
     }
 
     /// Whether the client asked for bookmarks.

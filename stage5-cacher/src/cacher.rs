@@ -7,7 +7,7 @@
 //! memory; writes go to etcd.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
@@ -28,6 +28,7 @@ use tokio_util::sync::{CancellationToken, DropGuard};
 use crate::cache_watcher::{CacheWatcher, KeyFilter, WatchFilter, WatcherEvent};
 use crate::caching_object::CachedObject;
 use crate::lister_watcher::StorageListerWatcher;
+use crate::probe::{CacherView, EndReason, Probe, WatcherView, What};
 use crate::time_budget::TimeBudget;
 use crate::watch_cache::{WatchCache, WatchCacheEvent, WatchCacheOptions};
 use apimachinery::runtime::CacheableObject;
@@ -71,6 +72,8 @@ pub struct CacherConfig {
     pub bookmark_frequency: Duration,
     /// The Reflector's list page size.
     pub list_page_size: u32,
+    /// Where the Cacher tells a live page what happens.
+    pub probe: Probe,
 }
 
 impl Default for CacherConfig {
@@ -79,6 +82,7 @@ impl Default for CacherConfig {
             watch_cache: WatchCacheOptions::default(),
             bookmark_frequency: DEFAULT_BOOKMARK_FREQUENCY,
             list_page_size: 10_000,
+            probe: Probe::new(),
         }
     }
 }
@@ -88,6 +92,13 @@ impl CacherConfig {
     #[must_use]
     pub fn capacity(mut self, capacity: usize) -> Self {
         self.watch_cache = self.watch_cache.fixed_capacity(capacity);
+        self
+    }
+
+    /// Notes go to `probe` (one probe shared by a server's Cachers).
+    #[must_use]
+    pub fn probe(mut self, probe: Probe) -> Self {
+        self.probe = probe;
         self
     }
 
@@ -288,6 +299,9 @@ struct CacherInner {
     events_dispatched: AtomicU64,
     watchers_terminated_slow: AtomicU64,
     stop: CancellationToken,
+    probe: Probe,
+    /// The ring's capacity at the last dispatch, to note resizes.
+    last_capacity: AtomicUsize,
 }
 
 // ANCHOR: cacher
@@ -319,14 +333,18 @@ impl Cacher {
         let (incoming_tx, incoming_rx) =
             mpsc::unbounded_channel::<Arc<WatchCacheEvent>>();
         let stop = CancellationToken::new();
+        let probe = config.probe.clone();
         let inner = Arc::new_cyclic(|weak: &Weak<CacherInner>| {
             let on_replace = weak.clone();
+            let entered = config.probe.clone();
+            let plural = info.plural;
             let watch_cache = Arc::new(WatchCache::new(
                 info.clone(),
                 config.watch_cache.clone(),
                 // `processEvent`: queue for the dispatcher (never blocks the
                 // Reflector).
                 Some(Box::new(move |event| {
+                    note_entered(&entered, plural, &event);
                     let _ = incoming_tx.send(event);
                 })),
                 Some(Box::new(move || {
@@ -353,6 +371,8 @@ impl Cacher {
                 events_dispatched: AtomicU64::new(0),
                 watchers_terminated_slow: AtomicU64::new(0),
                 stop: stop.clone(),
+                last_capacity: AtomicUsize::new(config.watch_cache.initial_capacity),
+                probe,
             }
         });
         // ANCHOR_END: new_cacher
@@ -449,7 +469,7 @@ impl Cacher {
     /// watch. Idempotent; waits for the tasks to finish.
     pub async fn stop(&self) {
         self.inner.stop.cancel();
-        self.inner.terminate_all_watchers();
+        self.inner.terminate_all_watchers(EndReason::Stopped);
         let tasks: Vec<_> = std::mem::take(&mut *self.tasks.lock());
         for task in tasks {
             let _ = task.await;
@@ -572,6 +592,7 @@ impl Cacher {
                 match cache.get_all_events_since_thread_unsafe(since) {
                     Ok(events) => events,
                     Err(err) => {
+                        inner.note_expired(since, &err);
                         return Ok(CacherWatch::error(inner.info.clone(), err));
                     }
                 }
@@ -591,9 +612,11 @@ impl Cacher {
                     inner.forget_watcher(index, &forget_registration);
                 }
             }));
+            watcher.set_id(index);
             state
                 .watchers
                 .add(index, &registration, Arc::clone(&watcher));
+            inner.note_added(&watcher);
             if watcher.allow_watch_bookmarks() {
                 state.bookmark_watchers.add_watcher(Arc::clone(&watcher));
             }
@@ -843,15 +866,19 @@ impl CacherInner {
     /// and clients watch again.
     fn on_replace(&self) {
         if self.listed_once.swap(true, Ordering::AcqRel) {
-            self.terminate_all_watchers();
+            self.terminate_all_watchers(EndReason::Relist);
         }
+        let rv = self.watch_cache.resource_version();
+        self.probe.send(self.info.plural, || What::Relisted { rv });
         self.ready.send_replace(true);
     }
 
     /// Mirrors `terminateAllWatchers`.
-    fn terminate_all_watchers(&self) {
+    fn terminate_all_watchers(&self, reason: EndReason) {
         let watchers = self.state.lock().watchers.drain();
         for watcher in watchers {
+            watcher.mark_end(reason);
+            self.note_ended(&watcher);
             watcher.stop_locked();
         }
     }
@@ -860,6 +887,7 @@ impl CacherInner {
     fn forget_watcher(&self, index: usize, registration: &Registration) {
         let removed = self.state.lock().watchers.remove(index, registration);
         if let Some(watcher) = removed {
+            self.note_ended(&watcher);
             watcher.stop_locked();
         }
     }
@@ -886,6 +914,7 @@ impl CacherInner {
                     if event.event_type != EventType::Bookmark {
                         self.dispatch_event(&event).await;
                         self.events_dispatched.fetch_add(1, Ordering::Relaxed);
+                        self.note_dispatched(&event);
                     }
                     last_processed_rv = event.resource_version;
                 }
@@ -900,7 +929,7 @@ impl CacherInner {
                 }
             }
         }
-        self.terminate_all_watchers();
+        self.terminate_all_watchers(EndReason::Stopped);
     }
     // ANCHOR_END: dispatch_events
 
@@ -973,6 +1002,7 @@ impl CacherInner {
         );
         self.watchers_terminated_slow
             .fetch_add(1, Ordering::Relaxed);
+        watcher.mark_end(EndReason::Slow);
         watcher.stop();
     }
 
@@ -1055,6 +1085,7 @@ impl CacherInner {
         if expired_bookmark_watchers.is_empty() {
             return;
         }
+        self.note_bookmarks(&expired_bookmark_watchers);
         let mut state = self.state.lock();
         for watcher in expired_bookmark_watchers {
             if !watcher.is_stopped() {
@@ -1109,6 +1140,125 @@ fn scope_of_key(
                 }
                 _ => (None, (!rest.is_empty()).then(|| rest.to_string())),
             }
+        }
+    }
+}
+
+/// The live page's notes (see [`crate::probe`]): each is built only while a
+/// page listens.
+impl CacherInner {
+    fn note_dispatched(&self, event: &WatchCacheEvent) {
+        let plural = self.info.plural;
+        self.probe.send(plural, || What::Dispatched {
+            event_type: event.event_type,
+            key: Arc::clone(&event.key),
+            rv: event.resource_version,
+        });
+        let capacity = self.watch_cache.capacity();
+        let before = self.last_capacity.swap(capacity, Ordering::Relaxed);
+        if before != capacity {
+            self.probe.send(plural, || What::Resized {
+                from: before,
+                to: capacity,
+            });
+        }
+    }
+
+    fn note_bookmarks(&self, watchers: &[Arc<CacheWatcher>]) {
+        for watcher in watchers {
+            watcher.count_bookmark();
+        }
+        self.probe.send(self.info.plural, || What::Bookmark {
+            rv: self.watch_cache.resource_version(),
+            watchers: watchers.iter().map(|w| w.id()).collect(),
+        });
+    }
+
+    fn note_added(&self, watcher: &CacheWatcher) {
+        self.probe.send(self.info.plural, || What::WatcherAdded {
+            id: watcher.id(),
+            identifier: watcher.identifier().to_string(),
+        });
+    }
+
+    fn note_ended(&self, watcher: &CacheWatcher) {
+        self.probe.send(self.info.plural, || What::WatcherEnded {
+            id: watcher.id(),
+            reason: watcher.end_reason(),
+            buffered: watcher.buffered(),
+        });
+    }
+
+    fn note_expired(&self, requested: u64, err: &StorageError) {
+        self.probe.send(self.info.plural, || What::Expired {
+            requested,
+            message: err.to_string(),
+        });
+    }
+}
+
+/// Notes an event from etcd entering the ring (bookmarks only move the
+/// version).
+fn note_entered(probe: &Probe, plural: &'static str, event: &WatchCacheEvent) {
+    if event.event_type == EventType::Bookmark {
+        return;
+    }
+    probe.send(plural, || What::Entered {
+        event_type: event.event_type,
+        key: Arc::clone(&event.key),
+        rv: event.resource_version,
+    });
+}
+
+impl Cacher {
+    /// The probe this Cacher sends its notes to.
+    pub fn probe(&self) -> &Probe {
+        &self.inner.probe
+    }
+
+    /// The state the live page draws: the ring, the budget and every watcher.
+    pub fn view(&self) -> CacherView {
+        let inner = &self.inner;
+        let ring = inner.watch_cache.read().ring_view();
+        let now = Instant::now();
+        let state = inner.state.lock();
+        let scoped =
+            state.watchers.all.values().flat_map(|set| {
+                set.values().map(|watcher| (watcher, None::<&String>))
+            });
+        let triggered = state.watchers.value.iter().flat_map(|(value, set)| {
+            set.values().map(move |watcher| (watcher, Some(value)))
+        });
+        let mut watchers: Vec<WatcherView> = scoped
+            .chain(triggered)
+            .map(|(w, trigger)| WatcherView {
+                id: w.id(),
+                identifier: w.identifier().to_string(),
+                trigger: trigger.cloned(),
+                buffered: w.buffered(),
+                buffer_capacity: w.chan_size(),
+                bookmarks: w.bookmarks(),
+                allow_bookmarks: w.allow_watch_bookmarks(),
+                age_secs: now.saturating_duration_since(w.created()).as_secs_f64(),
+                ends_in_secs: w
+                    .deadline()
+                    .map(|d| d.saturating_duration_since(now).as_secs_f64()),
+            })
+            .collect();
+        drop(state);
+        watchers.sort_by_key(|w| w.id);
+        CacherView {
+            resource: inner.info.plural,
+            ready: self.is_ready(),
+            resource_version: inner.watch_cache.resource_version(),
+            ring,
+            budget_ms: inner.budget.available().as_secs_f64() * 1000.0,
+            max_budget_ms: inner.budget.max_budget().as_secs_f64() * 1000.0,
+            events_dispatched: inner.events_dispatched.load(Ordering::Relaxed),
+            watchers_terminated_slow: inner
+                .watchers_terminated_slow
+                .load(Ordering::Relaxed),
+            watchers,
         }
     }
 }

@@ -26,6 +26,7 @@
 //! | `time_budget.go` `timeBudget`                           | [`TimeBudget`]                              |
 //! | `lister_watcher.go` `listerWatcher`                     | [`StorageListerWatcher`]                    |
 //! | `metrics.go` (the counters the HTTP edge exports)       | [`CacherStats`], [`WatcherInfo`]            |
+//! | (none: what `/debug/ui` draws live)                     | [`Probe`], [`Note`], [`CacherView`]         |
 //!
 //! The path of one event through this crate, from the storage below to the HTTP edge
 //! above, is drawn in `stage5_storage`'s crate documentation; here it runs
@@ -36,6 +37,7 @@ pub mod cache_watcher;
 pub mod cacher;
 pub mod caching_object;
 pub mod lister_watcher;
+pub mod probe;
 pub mod time_budget;
 pub mod watch_cache;
 
@@ -43,5 +45,6 @@ pub use cache_watcher::{CacheWatcher, KeyFilter, WatchFilter, WatcherEvent};
 pub use cacher::{Cacher, CacherConfig, CacherStats, CacherWatch, WatcherInfo};
 pub use caching_object::{Attributes, CachedObject, LabelMatcher};
 pub use lister_watcher::StorageListerWatcher;
+pub use probe::{CacherView, EndReason, Note, Probe, What};
 pub use time_budget::TimeBudget;
 pub use watch_cache::{WatchCache, WatchCacheEvent, WatchCacheOptions};

@@ -31,6 +31,7 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 
 use crate::caching_object::{CachedObject, LabelMatcher};
+use crate::probe::RingView;
 use stage5_storage::StorageError;
 use stage5_storage::{Object, ResourceInfo, SelectionPredicate};
 
@@ -208,6 +209,8 @@ pub struct Inner {
     store: ThreadSafeStore<StoreElement>,
     resource_version: u64,
     list_resource_version: u64,
+    /// How often the ring changed size (for the live page).
+    resizes: u64,
 }
 // ANCHOR_END: watch_cache
 
@@ -269,6 +272,7 @@ impl WatchCache {
                 store,
                 resource_version: 0,
                 list_resource_version: 0,
+                resizes: 0,
             }),
             resource_version_tx: watch::Sender::new(0),
             event_handler,
@@ -680,6 +684,38 @@ impl Inner {
         }
         self.cache = cache;
         self.capacity = capacity;
+        self.resizes += 1;
+    }
+
+    /// The ring as the live page draws it: its size, the version of each event
+    /// it holds, the oldest version a watch may start from and the time it
+    /// spans.
+    pub fn ring_view(&self) -> RingView {
+        let events = (self.start_index..self.end_index)
+            .filter_map(|i| self.cache[i % self.capacity].as_ref());
+        let versions: Vec<u64> =
+            events.clone().map(|e| e.resource_version).collect();
+        let times: Vec<Instant> = events.map(|e| e.record_time).collect();
+        let window = match (times.first(), times.last()) {
+            (Some(first), Some(last)) => last.saturating_duration_since(*first),
+            _ => Duration::ZERO,
+        };
+        let oldest_rv = if self.removed_event_since_relist {
+            versions.first().copied().unwrap_or(self.resource_version)
+        } else {
+            self.list_resource_version.saturating_add(1)
+        };
+        RingView {
+            capacity: self.capacity,
+            len: versions.len(),
+            oldest_rv,
+            newest_rv: versions.last().copied().unwrap_or(self.resource_version),
+            versions,
+            window_secs: window.as_secs_f64(),
+            resizes: self.resizes,
+            lower_bound: self.lower_bound_capacity,
+            upper_bound: self.upper_bound_capacity,
+        }
     }
 
     // ANCHOR: get_all_events_since

@@ -143,6 +143,7 @@ pub fn strategy_for(info: &ResourceInfo) -> &'static dyn Strategy {
 pub struct Registry {
     kv: Arc<dyn Kv>,
     resources: Vec<RegisteredResource>,
+    probe: stage5_cacher::Probe,
 }
 
 impl std::fmt::Debug for Registry {
@@ -161,6 +162,7 @@ impl Registry {
         watch_cache: bool,
         capacity: usize,
     ) -> Registry {
+        let probe = stage5_cacher::Probe::new();
         let resources = resources
             .iter()
             .map(|info| {
@@ -169,6 +171,7 @@ impl Registry {
                     info.clone(),
                     watch_cache,
                     capacity,
+                    &probe,
                 );
                 RegisteredResource {
                     info: info.clone(),
@@ -197,7 +200,17 @@ impl Registry {
             });
         let mut resources = resources;
         resources.extend(events_v1);
-        Registry { kv, resources }
+        Registry {
+            kv,
+            resources,
+            probe,
+        }
+    }
+
+    /// Where the watch caches and the HTTP layer send what the live page
+    /// (`/debug/ui`) draws.
+    pub fn probe(&self) -> &stage5_cacher::Probe {
+        &self.probe
     }
 
     /// The backend, e.g. to compact it in tests.

@@ -27,10 +27,13 @@
 //!   `timeoutSeconds=0`;
 //! - [`protobuf`]: lists, gets, metadata lists, watches and errors in
 //!   protobuf, read with k8s-pb, equal to the JSON answers;
+//! - [`debug_ui`]: the live page `/debug/ui` in headless Chromium: events,
+//!   watchers, a watcher closed as too slow and a relist after a 410;
 //! - [`validation`]: object metadata validation, answered 422 `Invalid` as
 //!   kube-apiserver answers it, on create, update and patch.
 
 mod compaction;
+mod debug_ui;
 mod end_to_end_example;
 mod fault_convergence;
 #[cfg(feature = "etcd")]

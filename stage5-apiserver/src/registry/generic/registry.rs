@@ -78,10 +78,13 @@ pub fn new_storage(
     info: ResourceInfo,
     watch_cache: bool,
     capacity: usize,
+    probe: &stage5_cacher::Probe,
 ) -> ResourceStorage {
     let store = Etcd3Store::new(kv, info);
     if watch_cache {
-        let config = stage5_cacher::CacherConfig::default().capacity(capacity);
+        let config = stage5_cacher::CacherConfig::default()
+            .capacity(capacity)
+            .probe(probe.clone());
         ResourceStorage::Cached(stage5_cacher::Cacher::new(store, config))
     } else {
         ResourceStorage::Direct(Arc::new(store))
