@@ -1,8 +1,8 @@
 //! `/debug/ui`: the watch machinery drawn live, for a workshop's projector.
 //!
-//! The page (`page.html`, `page.css`, `page.js`, in this directory, served as
-//! they are) opens one server-sent event stream, `/debug/ui/events`, and draws
-//! what arrives:
+//! The page (its panels in `panels.html` and its drawing in `page.js`, in the
+//! frame every live page shares, `tools/live-page`) opens one server-sent event
+//! stream, `/debug/ui/events`, and draws what arrives:
 //!
 //! - `view` events: the state of one resource's watch cache (its ring, the
 //!   dispatcher's time budget, each cacheWatcher with its buffer fill and
@@ -37,8 +37,7 @@ use tokio::time::Instant;
 use crate::app_state::AppState;
 use crate::registry::ResourceStorage;
 
-const PAGE: &str = include_str!("page.html");
-const CSS: &str = include_str!("page.css");
+const PANELS: &str = include_str!("panels.html");
 const SCRIPT: &str = include_str!("page.js");
 
 /// The least time between two views.
@@ -48,8 +47,7 @@ pub const VIEW_MAX_INTERVAL: Duration = Duration::from_secs(2);
 
 /// `GET /debug/ui`: the page, its style and script inlined.
 pub async fn serve_page() -> Response {
-    let body = PAGE.replace("/*STYLE*/", CSS).replace("/*SCRIPT*/", SCRIPT);
-    let mut response = body.into_response();
+    let mut response = live_page::page("title", PANELS, "", SCRIPT).into_response();
     response.headers_mut().insert(
         header::CONTENT_TYPE,
         HeaderValue::from_static("text/html; charset=utf-8"),

@@ -1,10 +1,9 @@
-// The live page of mini-apiserver's watch machinery (/debug/ui). One
-// server-sent event stream brings `view` events (the state of one resource's
-// watch cache) and `note` events (each moment as it happens); this script only
-// draws them. Nothing here polls.
-"use strict";
+// The live page of mini-apiserver's watch machinery (/debug/ui), after the
+// shared frame (tools/live-page). One server-sent event stream brings `view`
+// events (the state of one resource's watch cache) and `note` events (each
+// moment as it happens); this script only draws them. Nothing here polls.
 
-const TEXT = {
+const SERVER_TEXT = {
   en: {
     title: "The watch, live", resource: "Resource", etcdRevision: "current revision",
     cacheRv: "watch cache at", ring: "The watch cache's ring",
@@ -23,8 +22,7 @@ const TEXT = {
     added: "watcher #{id} registered", expired: "410 Expired: asked for RV {rv}",
     relisted: "watch cache relisted at RV {rv}", resized: "ring resized {from} → {to}",
     bookmark: "bookmark at RV {rv} to {n} watcher(s)",
-    endedNote: "watcher #{id} ended: {reason}", connecting: "connecting", open: "live",
-    closed: "reconnecting",
+    endedNote: "watcher #{id} ended: {reason}",
   },
   zh: {
     title: "实时观察 watch", resource: "资源", etcdRevision: "当前 revision",
@@ -44,42 +42,18 @@ const TEXT = {
     added: "watcher #{id} 已注册", expired: "410 Expired：请求的 RV 为 {rv}",
     relisted: "watch cache 在 RV {rv} 重新 list", resized: "环形缓冲调整 {from} → {to}",
     bookmark: "RV {rv} 的书签发给 {n} 个 watcher",
-    endedNote: "watcher #{id} 已结束：{reason}", connecting: "连接中", open: "实时",
-    closed: "重新连接中",
+    endedNote: "watcher #{id} 已结束：{reason}",
   },
 };
 
-const params = new URLSearchParams(location.search);
-let lang = params.get("lang") || (navigator.language.startsWith("zh") ? "zh" : "en");
 let resource = params.get("resource") || "pods";
 const FLOW_ROWS = 10;
 const MOMENTS = 14;
 const ENDED_KEEP_MS = 60000;
 
-const $ = (id) => document.getElementById(id);
-const t = (key, vars = {}) =>
-  (TEXT[lang][key] || TEXT.en[key] || key).replace(/\{(\w+)\}/g, (_, v) => vars[v]);
-const el = (tag, attrs = {}, text) => {
-  const node = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, v);
-  if (text !== undefined) node.textContent = text;
-  return node;
-};
-const clock = (ms) => new Date(ms).toLocaleTimeString([], { hour12: false });
-const secs = (s) => (s >= 60 ? `${Math.floor(s / 60)}m${Math.round(s % 60)}s` : `${s.toFixed(1)}s`);
-
 let lastView = null;
 const identifiers = new Map();
 const ended = new Map();
-
-function translate() {
-  document.documentElement.lang = lang === "zh" ? "zh-CN" : "en";
-  for (const node of document.querySelectorAll("[data-i18n]")) {
-    node.textContent = t(node.dataset.i18n);
-  }
-  $("lang").textContent = lang === "zh" ? "English" : "中文";
-  if (lastView) drawView(lastView);
-}
 
 function shortIdentifier(identifier) {
   const key = /key: "([^"]*)"/.exec(identifier);
@@ -216,9 +190,7 @@ function flowRow(note) {
       el("span", { "data-stage": "dispatch" }, t("stageDispatch")),
     );
     row.append(stages);
-    const flow = $("flow");
-    flow.prepend(row);
-    while (flow.children.length > FLOW_ROWS) flow.lastElementChild.remove();
+    prependKept($("flow"), row, FLOW_ROWS);
   }
   return row;
 }
@@ -226,9 +198,7 @@ function flowRow(note) {
 function moment(note, text, cls, attrs = {}) {
   const item = el("li", { class: cls || "", "data-note": note.note, ...attrs });
   item.append(el("time", {}, clock(note.atMs)), document.createTextNode(text));
-  const list = $("moments");
-  list.prepend(item);
-  while (list.children.length > MOMENTS) list.lastElementChild.remove();
+  prependKept($("moments"), item, MOMENTS);
 }
 
 function onNote(note) {
@@ -271,30 +241,17 @@ function onNote(note) {
   }
 }
 
-let source = null;
-function connect() {
-  if (source) source.close();
-  const conn = $("conn");
-  conn.dataset.state = "connecting";
-  conn.textContent = t("connecting");
-  source = new EventSource(`/debug/ui/events?resource=${encodeURIComponent(resource)}`);
-  source.onopen = () => { conn.dataset.state = "open"; conn.textContent = t("open"); };
-  source.onerror = () => { conn.dataset.state = "closed"; conn.textContent = t("closed"); };
-  source.addEventListener("view", (e) => drawView(JSON.parse(e.data)));
-  source.addEventListener("note", (e) => onNote(JSON.parse(e.data)));
-}
-
-$("lang").addEventListener("click", () => { lang = lang === "zh" ? "en" : "zh"; translate(); });
-$("theme").addEventListener("click", () => {
-  const root = document.documentElement;
-  const dark = root.dataset.theme ? root.dataset.theme === "dark" : matchMedia("(prefers-color-scheme: dark)").matches;
-  root.dataset.theme = dark ? "light" : "dark";
+const streamUrl = () => `/debug/ui/events?resource=${encodeURIComponent(resource)}`;
+const page = livePage({
+  text: SERVER_TEXT,
+  url: streamUrl(),
+  onView: drawView,
+  onNote,
+  redraw: () => lastView && drawView(lastView),
 });
 $("resource").addEventListener("change", (e) => {
   resource = e.target.value;
   $("flow").replaceChildren();
   ended.clear();
-  connect();
+  page.connect(streamUrl());
 });
-translate();
-connect();
