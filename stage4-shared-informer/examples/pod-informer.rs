@@ -13,14 +13,17 @@
 //! ```
 //!
 //! Options: `--server URL` (plain http, no auth: for stage 5's server), `--namespace
-//! NS` for the lister query (default `default`).
+//! NS` for the lister query (default `default`), `--ui ADDR` to serve the
+//! informer's live page at `http://ADDR/debug/ui` (e.g. `127.0.0.1:8081`).
 
 use std::sync::Arc;
 use std::time::Duration;
 use workspace_allocator as _;
 
+use clap::Parser;
 use k8s_openapi::api::core::v1::Pod;
 use stage3_reflector::KubeListerWatcher;
+use stage4_shared_informer::debug_ui::InformerPage;
 use stage4_shared_informer::{
     DeletedObject, InformerError, KubeSource, ListerWatcherSource,
     ResourceEventHandler, ResourceEventHandlerFuncs, SharedInformerFactory,
@@ -118,6 +121,21 @@ async fn client(
     Ok(KubeListerWatcher::<Pod>::client(config)?)
 }
 
+/// A pod informer with two handlers and a lister query every 5 s.
+#[derive(Debug, Parser)]
+struct Args {
+    /// The API server (plain http, no auth), e.g. `http://127.0.0.1:8080`;
+    /// without it, the kubeconfig's.
+    #[arg(long)]
+    server: Option<String>,
+    /// The namespace of the lister query.
+    #[arg(long, default_value = "default")]
+    namespace: String,
+    /// Serve the informer's live page at `http://ADDR/debug/ui`.
+    #[arg(long, value_name = "ADDR")]
+    ui: Option<std::net::SocketAddr>,
+}
+
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     tracing_subscriber::fmt()
@@ -126,25 +144,22 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
         )
         .init();
-    let mut args = std::env::args().skip(1);
-    let (mut server, mut namespace) = (None, "default".to_string());
-    while let Some(arg) = args.next() {
-        match arg.as_str() {
-            "--server" => server = args.next(),
-            "--namespace" => namespace = args.next().unwrap_or(namespace),
-            other => {
-                return Err(format!(
-                    "unknown argument {other:?}; see the file's docs"
-                )
-                .into());
-            }
-        }
-    }
+    let Args {
+        server,
+        namespace,
+        ui,
+    } = Args::parse();
     let factory = factory(KubeSource::new(client(server).await?));
     add_handlers(&factory, |pod| println!("RESYNC {}", key(pod)))?;
     let pods = factory.pods();
     factory.start();
     let stop = CancellationToken::new();
+    if let Some(addr) = ui {
+        let listener = tokio::net::TcpListener::bind(addr).await?;
+        println!("live page: http://{}/debug/ui", listener.local_addr()?);
+        let page = InformerPage::new().with("pods", Arc::new(pods.informer()));
+        tokio::spawn(page.serve(listener, stop.clone()));
+    }
     println!("synced: {:?}", factory.wait_for_cache_sync(&stop).await);
 
     let lister = pods.lister();
@@ -159,6 +174,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             }
         }
     }
+    stop.cancel();
     factory.shutdown().await;
     Ok(())
 }

@@ -220,6 +220,16 @@ where
         self.reflector.last_sync_resource_version()
     }
     // ANCHOR_END: has_synced
+
+    /// What the Reflector is doing (for the live page).
+    pub fn phase(&self) -> stage3_reflector::Phase {
+        self.reflector.phase()
+    }
+
+    /// The queue between the Reflector and the process loop.
+    pub fn queue(&self) -> &Arc<Q> {
+        &self.queue
+    }
 }
 
 // ANCHOR: process_deltas

@@ -21,6 +21,7 @@
 //! | `sharedInformerFactory`, `InformerFor`, `Start`, `WaitForCacheSync`, `Shutdown` | [`SharedInformerFactory`] and its methods |
 //! | `listers.go` (`ListAll`, `ListAllByNamespace`), generated listers | [`Lister`], [`NamespaceLister`] |
 //! | `labels.Parse` (apimachinery, from the shared `apimachinery` crate) | [`parse_label_selector`] |
+//! | (none: the informer's live page for the workshop) | [`debug_ui::InformerPage`] |
 //!
 //! ## One event, from the watch to two handlers
 //!
@@ -36,6 +37,7 @@
 #[doc(hidden)]
 pub mod bench_support;
 mod controller;
+pub mod debug_ui;
 mod factory;
 mod handler;
 mod listener;

@@ -33,6 +33,10 @@ use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use crate::controller::{Config, Controller, InformerQueue, process_deltas};
+use crate::debug_ui::{
+    InformerView, Inspect, ListenerView, PageHook, QueueView, indexer_view,
+    phase_name, popped_view, queue_view,
+};
 use crate::handler::{DeletedObject, Notification, ResourceEventHandler};
 use crate::listener::{ProcessorListener, SyncTracker};
 use crate::processor::{ListenerStats, SharedProcessor, determine_resync_period};
@@ -148,6 +152,8 @@ struct Inner<K, L> {
     /// Held while deltas are applied and while a handler joins or leaves, so a late
     /// handler's replay and the live notifications never interleave.
     block_deltas: Mutex<()>,
+    /// What the live page shows (`debug_ui`).
+    page: PageHook,
 }
 // ANCHOR_END: struct
 
@@ -192,6 +198,7 @@ where
                     controller: None,
                 }),
                 block_deltas: Mutex::new(()),
+                page: PageHook::default(),
             }),
         }
     }
@@ -532,6 +539,8 @@ where
         is_in_initial_list: bool,
     ) -> Result<(), StoreError> {
         let _block = self.block_deltas.lock();
+        self.page
+            .popped(|| popped_view(&deltas, is_in_initial_list));
         process_deltas(self, &self.indexer, deltas, is_in_initial_list)
     }
     // ANCHOR_END: handle_deltas
@@ -572,3 +581,48 @@ where
     }
 }
 // ANCHOR_END: on_update
+
+/// The live page's view of an informer (`debug_ui`).
+impl<K, L> Inspect for SharedIndexInformer<K, L>
+where
+    K: Resource + Send + Sync + 'static,
+    K::DynamicType: Default,
+    L: ListerWatcher<K> + 'static,
+{
+    fn view(&self, name: &str) -> InformerView {
+        let controller = self.inner.state.lock().controller.clone();
+        let (phase, last_sync_resource_version, queue) = match &controller {
+            Some(c) => (
+                phase_name(c.phase()),
+                c.last_sync_resource_version(),
+                queue_view(c.queue()),
+            ),
+            None => ("idle", String::new(), QueueView::default()),
+        };
+        InformerView {
+            name: name.to_string(),
+            phase,
+            last_sync_resource_version,
+            has_synced: self.has_synced(),
+            queue,
+            indexer: indexer_view(&self.inner.indexer),
+            listeners: self
+                .listener_stats()
+                .into_iter()
+                .map(|l| ListenerView {
+                    id: l.id,
+                    pending: l.pending,
+                    high_water_mark: l.high_water_mark,
+                    resync_period_secs: l.resync_period.as_secs_f64(),
+                    is_syncing: l.is_syncing,
+                    resync_due: l.resync_due,
+                })
+                .collect(),
+            recent: self.inner.page.recent(),
+        }
+    }
+
+    fn changes(&self) -> watch::Receiver<u64> {
+        self.inner.page.subscribe()
+    }
+}

@@ -1,13 +1,19 @@
-//! `/debug/ui` in a real headless Chromium, used as a facilitator uses it: the
-//! page is open while pods are created, changed and deleted, watches come and
-//! go, one client stops reading, and another asks for a version the ring no
-//! longer holds. Every check waits on the page's own DOM (a MutationObserver in
-//! the page), bounded by [`WAIT`].
+//! The live pages in a real headless Chromium, used as a facilitator uses them:
+//!
+//! - the server's `/debug/ui` is open while pods are created, changed and
+//!   deleted, watches come and go, one client stops reading, and another asks
+//!   for a version the ring no longer holds;
+//! - a stage 4 informer's page is open while pods arrive faster than a handler
+//!   takes them, and then the handler catches up.
+//!
+//! Every check waits on the page's own DOM (a MutationObserver in the page),
+//! bounded by [`WAIT`].
 //!
 //! The screenshots it takes go to `target/tmp/screenshots/`; with
 //! `SCREENSHOTS_TO_BOOK=1` they replace the book's (`book/src/images/`).
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use chromium_driver::{Browser, Page};
@@ -19,6 +25,7 @@ use tokio::io::AsyncWriteExt;
 use tokio::net::TcpSocket;
 use tokio::task::JoinHandle;
 use tokio::time::timeout;
+use tokio_util::sync::CancellationToken;
 
 use super::server_http::Http;
 
@@ -271,5 +278,121 @@ async fn the_live_page_shows_events_watchers_a_slow_close_and_a_relist() {
     for reader in readers {
         reader.abort();
     }
+    server.shutdown().await;
+}
+
+/// A gate a handler waits at until the test opens it.
+#[derive(Default)]
+struct Gate {
+    open: std::sync::Mutex<bool>,
+    opened: std::sync::Condvar,
+}
+
+impl Gate {
+    /// Waits until the gate is open (at most [`WAIT`]).
+    fn pass(&self) {
+        let open = self.open.lock().expect("gate");
+        let (_open, _) = self
+            .opened
+            .wait_timeout_while(open, WAIT, |open| !*open)
+            .expect("gate");
+    }
+
+    fn open(&self) {
+        *self.open.lock().expect("gate") = true;
+        self.opened.notify_all();
+    }
+}
+
+/// A listener with `pending` notifications or more.
+fn pending_at_least(pending: usize) -> String {
+    format!(
+        "[...document.querySelectorAll('[data-listener]')]\
+         .some(l => Number(l.dataset.pending) >= {pending})"
+    )
+}
+
+const NOTHING_PENDING: &str = "document.querySelectorAll('[data-listener]').length === 2 \
+     && [...document.querySelectorAll('[data-listener]')]\
+     .every(l => l.dataset.pending === '0')";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_informer_page_shows_its_reflector_queue_indexer_and_listeners() {
+    use k8s_openapi::api::core::v1::Pod;
+    use stage3_reflector::KubeListerWatcher;
+    use stage4_shared_informer::debug_ui::InformerPage;
+    use stage4_shared_informer::{
+        KubeSource, ResourceEventHandlerFuncs, SharedInformerFactory,
+    };
+
+    let test = "the_informer_page_shows_its_reflector_queue_indexer_and_listeners";
+    let Some(browser) = browser_or_skip(test).await else {
+        return;
+    };
+    let server = Server::start(ServerConfig::for_tests())
+        .await
+        .expect("server starts");
+    let http = Http::new(&server);
+    let config = kube::Config::new(server.url().parse().expect("url"));
+    let client = KubeListerWatcher::<Pod>::client(config).expect("client");
+    let factory =
+        SharedInformerFactory::new(KubeSource::new(client), Duration::ZERO);
+    let informer = factory.pods().informer();
+    // One handler takes every notification at once; the other waits at a gate
+    // the test holds, so its notifications pile up.
+    let gate = Arc::new(Gate::default());
+    informer
+        .add_event_handler(ResourceEventHandlerFuncs::<Pod>::new())
+        .expect("handler");
+    let waits = Arc::clone(&gate);
+    informer
+        .add_event_handler(
+            ResourceEventHandlerFuncs::<Pod>::new()
+                .add_func(move |_, _| waits.pass()),
+        )
+        .expect("handler");
+    factory.start();
+    let stop = CancellationToken::new();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("address");
+    let page = InformerPage::new().with("pods", Arc::new(informer.clone()));
+    let serving = tokio::spawn(page.serve(listener, stop.clone()));
+    let mut pages = Vec::new();
+    for lang in LANGUAGES {
+        let url = format!("http://{addr}/debug/ui?lang={lang}");
+        pages.push(browser.open(&url, WIDTH, 900).await.expect("page opens"));
+    }
+    let watching = "document.querySelector('[data-phase=\"watching\"]') !== null";
+    wait(&pages, "the Reflector watching", watching).await;
+
+    let pods = "/api/v1/namespaces/default/pods";
+    for i in 0..5 {
+        call(&http, Method::POST, pods, pod(&format!("web-{i}"), 0)).await;
+    }
+    let five = "document.querySelector('[data-indexer-len=\"5\"]') !== null";
+    wait(&pages, "five pods in the indexer", five).await;
+    wait(&pages, "notifications piling up", &pending_at_least(4)).await;
+    let popped =
+        "document.querySelector('.flow li[data-key=\"default/web-4\"]') !== null";
+    wait(&pages, "the last pod popped from the queue", popped).await;
+    screenshots(&pages, "informer-pending").await;
+
+    gate.open();
+    wait(&pages, "the handler caught up", NOTHING_PENDING).await;
+    call(&http, Method::DELETE, &format!("{pods}/web-0"), Value::Null).await;
+    let deleted = "document.querySelector('.flow li[data-key=\"default/web-0\"] .delta-Deleted') !== null \
+         && document.querySelector('[data-indexer-len=\"4\"]') !== null";
+    wait(&pages, "the delete popped and applied", deleted).await;
+    screenshots(&pages, "informer").await;
+    for page in &pages {
+        assert_eq!(page.console_errors(), Vec::<String>::new());
+    }
+
+    stop.cancel();
+    let served = timeout(WAIT, serving).await.expect("page server stops");
+    served.expect("page task").expect("page server");
+    factory.shutdown().await;
     server.shutdown().await;
 }

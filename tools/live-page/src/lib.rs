@@ -10,7 +10,11 @@
 //!   English and Chinese (`t`, the 中文 / English button, `?lang=zh`), and
 //!   `livePage`, which opens one `EventSource` and hands its `view` and `note`
 //!   events to the page;
-//! - [`page`]: the whole document.
+//! - [`page`]: the whole document;
+//! - [`serve`]: a small server for a process that has no HTTP server of its
+//!   own (an informer, a controller manager): the page at `/debug/ui` and its
+//!   stream at `/debug/ui/events`, a `view` pushed when its [`Source`] says
+//!   something changed (at most ten a second) and at least once a second.
 //!
 //! Nothing polls: a page holds one server-sent event stream, and the server
 //! pushes.
@@ -37,6 +41,10 @@ pub fn page(title_key: &str, body: &str, style: &str, script: &str) -> String {
          </body>\n</html>\n"
     )
 }
+
+mod serve;
+
+pub use serve::{Source, serve};
 
 #[cfg(test)]
 mod tests {
