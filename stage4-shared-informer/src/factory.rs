@@ -185,6 +185,7 @@ trait AnyInformer: Send + Sync {
         shutdown: CancellationToken,
     ) -> Pin<Box<dyn Future<Output = ()> + Send>>;
     fn as_any(&self) -> &dyn Any;
+    fn inspect(&self) -> Arc<dyn crate::debug_ui::Inspect>;
 }
 
 impl<K, L> AnyInformer for SharedIndexInformer<K, L>
@@ -207,6 +208,10 @@ where
 
     fn as_any(&self) -> &dyn Any {
         self
+    }
+
+    fn inspect(&self) -> Arc<dyn crate::debug_ui::Inspect> {
+        Arc::new(self.clone())
     }
 }
 
@@ -363,6 +368,25 @@ impl<S: ListerWatcherSource> SharedInformerFactory<S> {
                     .spawn(entry.informer.run(self.shutdown.child_token()));
             }
         }
+    }
+
+    /// A live page of every informer asked for so far, each under its type's
+    /// name (`Pod`, `ReplicaSet`, ...), in name order.
+    pub fn page(&self) -> crate::debug_ui::InformerPage {
+        let informers = self.informers.lock();
+        let mut entries: Vec<&Entry> = informers.values().collect();
+        entries.sort_by_key(|e| e.type_name);
+        entries.into_iter().fold(
+            crate::debug_ui::InformerPage::new(),
+            |page, entry| {
+                let name = entry
+                    .type_name
+                    .rsplit("::")
+                    .next()
+                    .unwrap_or(entry.type_name);
+                page.with(name, entry.informer.inspect())
+            },
+        )
     }
 
     /// Mirrors `WaitForCacheSync`: waits until every started informer has synced, or

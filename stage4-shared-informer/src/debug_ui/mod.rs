@@ -267,6 +267,20 @@ impl InformerPage {
         listener: TcpListener,
         shutdown: CancellationToken,
     ) -> std::io::Result<()> {
+        self.forward_changes(&shutdown);
+        live_page::serve(listener, Self::html(), Arc::new(self), shutdown).await
+    }
+
+    /// The page's routes (`/debug/ui`, `/debug/ui/events`), to merge into a
+    /// process's own server; its streams end at `shutdown`.
+    pub fn router(self, shutdown: CancellationToken) -> axum::Router {
+        self.forward_changes(&shutdown);
+        live_page::router(Self::html(), Arc::new(self), shutdown)
+    }
+
+    /// Moves the page's change counter whenever one of its informers changes,
+    /// until `shutdown`.
+    fn forward_changes(&self, shutdown: &CancellationToken) {
         for (_, informer) in &self.informers {
             let mut changes = informer.changes();
             let merged = self.merged.clone();
@@ -285,7 +299,6 @@ impl InformerPage {
                 }
             });
         }
-        live_page::serve(listener, Self::html(), Arc::new(self), shutdown).await
     }
 }
 

@@ -218,6 +218,13 @@ impl ControllerManager {
             .route("/healthz", get(|| async { "ok" }))
     }
 
+    /// The live page of the manager's informers (`/debug/ui`, stage 4's
+    /// `InformerPage`), to merge into [`router`](Self::router); its streams end
+    /// at `shutdown`.
+    pub fn page_router(&self, shutdown: CancellationToken) -> Router {
+        self.factory.page().router(shutdown)
+    }
+
     /// Stops every controller (each drains its queue) and then the informers.
     pub async fn shutdown(self) {
         self.shutdown.cancel();

@@ -146,8 +146,10 @@ async fn run_components(
     }
     let metrics_address = metrics.local_addr().ok();
     let metrics_stop = stop.clone();
+    let router =
+        ControllerManager::router().merge(manager.page_router(stop.clone()));
     tasks.spawn(async move {
-        let serve = axum::serve(metrics, ControllerManager::router())
+        let serve = axum::serve(metrics, router)
             .with_graceful_shutdown(metrics_stop.cancelled_owned());
         if let Err(error) = serve.await {
             tracing::error!(%error, "the controller manager's metrics server failed");
@@ -168,6 +170,7 @@ async fn run_components(
     }
     if let Some(address) = metrics_address {
         say!("  controller manager metrics: http://{address}/metrics");
+        say!("  controller manager's informers, live: http://{address}/debug/ui");
     }
     shutdown_signal().await;
     tracing::info!("shutting down");

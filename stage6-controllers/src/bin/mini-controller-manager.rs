@@ -8,6 +8,7 @@
 //! kubectl --server http://127.0.0.1:8080 create deployment web --image=nginx:1.27 --replicas=3
 //! kubectl --server http://127.0.0.1:8080 get rs,pods
 //! curl -s http://127.0.0.1:10257/metrics | grep workqueue_adds_total
+//! open http://127.0.0.1:10257/debug/ui                               # its informers, live
 //! cargo run -p stage6-controllers --bin mini-controller-manager -- --controllers '*,-garbage-collector-controller'
 //! cargo run -p stage6-controllers --bin mini-controller-manager -- --kubeconfig /tmp/mini-apiserver/kubeconfig
 //! ```
@@ -24,6 +25,7 @@ use stage5_apiserver::say;
 use stage6_controllers::app::client::{ClientOptions, start_component};
 use stage6_controllers::app::controllermanager::ControllerManager;
 use stage6_controllers::app::options::ControllerManagerOptions;
+use tokio_util::sync::CancellationToken;
 
 /// Kubernetes' ReplicaSet, Deployment and garbage-collector controllers over
 /// client-go's informers and workqueues, rebuilt in Rust.
@@ -86,8 +88,14 @@ async fn run() -> ExitCode {
         args.client.describe()
     );
     say!("  metrics: http://{}/metrics", args.bind_address);
-    let serve = axum::serve(listener, ControllerManager::router())
-        .with_graceful_shutdown(shutdown_signal());
+    say!("  live page: http://{}/debug/ui", args.bind_address);
+    let pages_stop = CancellationToken::new();
+    let router =
+        ControllerManager::router().merge(manager.page_router(pages_stop.clone()));
+    let serve = axum::serve(listener, router).with_graceful_shutdown(async move {
+        shutdown_signal().await;
+        pages_stop.cancel();
+    });
     if let Err(error) = serve.await {
         tracing::error!(%error, "metrics server failed");
     }

@@ -12,6 +12,8 @@
 //!   them after a graceful delete;
 //! - [`kubectl_session`]: a basics session with the real kubectl against the
 //!   `mini-cluster` binary, on the embedded store and on real etcd;
+//! - [`live_page`]: the controller manager's live page streams a view of
+//!   every informer until each has synced and watches;
 //! - [`scheduler`]: pods without a node are bound to a Ready node with room
 //!   and run; a pod that fits nowhere gets `FailedScheduling` and
 //!   `PodScheduled=False`, and runs once a bigger node joins; cordoned and
@@ -25,5 +27,6 @@ mod deployment;
 mod garbage_collector;
 mod hollow_kubelet;
 mod kubectl_session;
+mod live_page;
 mod replica_set;
 mod scheduler;

@@ -14,7 +14,8 @@
 //! - [`serve`]: a small server for a process that has no HTTP server of its
 //!   own (an informer, a controller manager): the page at `/debug/ui` and its
 //!   stream at `/debug/ui/events`, a `view` pushed when its [`Source`] says
-//!   something changed (at most ten a second) and at least once a second.
+//!   something changed (at most ten a second) and at least once a second
+//!   ([`router`] for a process that has a server to merge it into).
 //!
 //! Nothing polls: a page holds one server-sent event stream, and the server
 //! pushes.
@@ -44,7 +45,7 @@ pub fn page(title_key: &str, body: &str, style: &str, script: &str) -> String {
 
 mod serve;
 
-pub use serve::{Source, serve};
+pub use serve::{Source, router, serve};
 
 #[cfg(test)]
 mod tests {

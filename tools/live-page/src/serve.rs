@@ -36,23 +36,33 @@ struct Served {
     shutdown: CancellationToken,
 }
 
-/// Serves `html` at `/debug/ui` and `source`'s views at `/debug/ui/events` on
-/// `listener` until `shutdown`.
+/// The routes: `html` at `/debug/ui` and `source`'s views at
+/// `/debug/ui/events`, whose streams end at `shutdown`. A process with a server
+/// of its own merges them into its router.
+pub fn router(
+    html: String,
+    source: Arc<dyn Source>,
+    shutdown: CancellationToken,
+) -> Router {
+    let served = Arc::new(Served {
+        html,
+        source,
+        shutdown,
+    });
+    Router::new()
+        .route("/debug/ui", get(page))
+        .route("/debug/ui/events", get(events))
+        .with_state(served)
+}
+
+/// Serves [`router`] on `listener` until `shutdown`.
 pub async fn serve(
     listener: TcpListener,
     html: String,
     source: Arc<dyn Source>,
     shutdown: CancellationToken,
 ) -> std::io::Result<()> {
-    let served = Arc::new(Served {
-        html,
-        source,
-        shutdown: shutdown.clone(),
-    });
-    let router = Router::new()
-        .route("/debug/ui", get(page))
-        .route("/debug/ui/events", get(events))
-        .with_state(served);
+    let router = router(html, source, shutdown.clone());
     axum::serve(listener, router)
         .with_graceful_shutdown(shutdown.cancelled_owned())
         .await
