@@ -370,25 +370,6 @@ impl<S: ListerWatcherSource> SharedInformerFactory<S> {
         }
     }
 
-    /// A live page of every informer asked for so far, each under its type's
-    /// name (`Pod`, `ReplicaSet`, ...), in name order.
-    pub fn page(&self) -> crate::debug_ui::InformerPage {
-        let informers = self.informers.lock();
-        let mut entries: Vec<&Entry> = informers.values().collect();
-        entries.sort_by_key(|e| e.type_name);
-        entries.into_iter().fold(
-            crate::debug_ui::InformerPage::new(),
-            |page, entry| {
-                let name = entry
-                    .type_name
-                    .rsplit("::")
-                    .next()
-                    .unwrap_or(entry.type_name);
-                page.with(name, entry.informer.inspect())
-            },
-        )
-    }
-
     /// Mirrors `WaitForCacheSync`: waits until every started informer has synced, or
     /// until `stop` is cancelled, and says for each (by type name) whether it
     /// synced.
@@ -442,6 +423,25 @@ impl<S: ListerWatcherSource> SharedInformerFactory<S> {
         self.for_resource()
     }
     // ANCHOR_END: typed
+
+    /// A live page of every informer asked for so far, each under its type's
+    /// name (`Pod`, `ReplicaSet`, ...), in name order.
+    pub fn page(&self) -> crate::debug_ui::InformerPage {
+        let informers = self.informers.lock();
+        let mut entries: Vec<&Entry> = informers.values().collect();
+        entries.sort_by_key(|e| e.type_name);
+        entries.into_iter().fold(
+            crate::debug_ui::InformerPage::new(),
+            |page, entry| {
+                let name = entry
+                    .type_name
+                    .rsplit("::")
+                    .next()
+                    .unwrap_or(entry.type_name);
+                page.with(name, entry.informer.inspect())
+            },
+        )
+    }
 
     /// Mirrors `factory.Core().V1().ConfigMaps()`.
     pub fn config_maps(&self) -> TypedInformer<S, ConfigMap> {

@@ -28,7 +28,9 @@ use tokio_util::sync::{CancellationToken, DropGuard};
 use crate::cache_watcher::{CacheWatcher, KeyFilter, WatchFilter, WatcherEvent};
 use crate::caching_object::CachedObject;
 use crate::lister_watcher::StorageListerWatcher;
-use crate::probe::{CacherView, EndReason, Probe, WatcherView, What};
+use crate::probe::{
+    CacherView, EndReason, Probe, WATCHERS_SHOWN, WatcherView, What,
+};
 use crate::time_budget::TimeBudget;
 use crate::watch_cache::{WatchCache, WatchCacheEvent, WatchCacheOptions};
 use apimachinery::runtime::CacheableObject;
@@ -1246,6 +1248,11 @@ impl Cacher {
             })
             .collect();
         drop(state);
+        let watcher_count = watchers.len();
+        if watcher_count > WATCHERS_SHOWN {
+            watchers.sort_by_key(|w| std::cmp::Reverse(w.buffered));
+            watchers.truncate(WATCHERS_SHOWN);
+        }
         watchers.sort_by_key(|w| w.id);
         CacherView {
             resource: inner.info.plural,
@@ -1258,6 +1265,7 @@ impl Cacher {
             watchers_terminated_slow: inner
                 .watchers_terminated_slow
                 .load(Ordering::Relaxed),
+            watcher_count,
             watchers,
         }
     }

@@ -18,6 +18,10 @@ use apimachinery::watch::EventType;
 use serde::Serialize;
 use tokio::sync::broadcast;
 
+/// The most watchers a view lists: a projector shows a few dozen cards, and a
+/// thousand watchers would make every view large.
+pub const WATCHERS_SHOWN: usize = 48;
+
 /// How many notes a slow page may fall behind before it skips some (it then
 /// asks for a fresh view).
 pub const PROBE_CAPACITY: usize = 4096;
@@ -233,7 +237,10 @@ pub struct CacherView {
     pub events_dispatched: u64,
     /// Watchers closed as unresponsive since the start.
     pub watchers_terminated_slow: u64,
-    /// The live watchers, oldest first.
+    /// How many watchers are live.
+    pub watcher_count: usize,
+    /// The live watchers with the fullest buffers (at most
+    /// [`WATCHERS_SHOWN`]), in order of their numbers.
     pub watchers: Vec<WatcherView>,
 }
 

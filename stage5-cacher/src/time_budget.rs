@@ -50,20 +50,6 @@ impl TimeBudget {
         }
     }
 
-    /// What [`take_available`](Self::take_available) would take now, without
-    /// taking it (for the live page).
-    pub fn available(&self) -> Duration {
-        let state = self.state.lock();
-        let elapsed = Instant::now().saturating_duration_since(state.last);
-        (state.budget + self.refresh.mul_f64(elapsed.as_secs_f64()))
-            .min(self.max_budget)
-    }
-
-    /// The most the budget can save.
-    pub fn max_budget(&self) -> Duration {
-        self.max_budget
-    }
-
     /// Mirrors `takeAvailable`: adds what accrued since the last call (refresh ×
     /// elapsed seconds, capped at the maximum) and takes all of it.
     pub fn take_available(&self) -> Duration {
@@ -86,6 +72,23 @@ impl TimeBudget {
     }
 }
 // ANCHOR_END: time_budget
+
+/// What the live page reads.
+impl TimeBudget {
+    /// What [`take_available`](Self::take_available) would take now, without
+    /// taking it (for the live page).
+    pub fn available(&self) -> Duration {
+        let state = self.state.lock();
+        let elapsed = Instant::now().saturating_duration_since(state.last);
+        (state.budget + self.refresh.mul_f64(elapsed.as_secs_f64()))
+            .min(self.max_budget)
+    }
+
+    /// The most the budget can save.
+    pub fn max_budget(&self) -> Duration {
+        self.max_budget
+    }
+}
 
 impl Default for TimeBudget {
     fn default() -> Self {

@@ -883,3 +883,85 @@ async fn a_quiet_resource_serves_consistent_reads_through_progress_requests() {
         other => panic!("expected the initial-events-end bookmark, got {other:?}"),
     }
 }
+
+/// The live page's notes (`stage5_cacher::probe`), in the order the machinery
+/// takes its steps: a watcher registered, an event entering the ring and
+/// dispatched, a 410, a slow watcher closed; and the view the page draws.
+#[tokio::test]
+async fn the_probe_notes_each_step_and_the_view_draws_the_ring_and_watchers() {
+    use stage5_cacher::{EndReason, Probe, What};
+
+    let probe = Probe::new();
+    let mut notes = probe.subscribe();
+    let f = fixture(CacherConfig::default().capacity(4).probe(probe)).await;
+    let mut next_note = async || {
+        tokio::time::timeout(WAIT, notes.recv())
+            .await
+            .expect("a note in time")
+            .expect("the probe is open")
+    };
+    while !matches!(next_note().await.what, What::Relisted { .. }) {}
+
+    let mut w = watch(&f, from("0"), "", "").await;
+    let added = next_note().await;
+    assert!(
+        matches!(added.what, What::WatcherAdded { id: 0, .. }),
+        "{added:?}"
+    );
+    let rv = create_p(&f).await;
+    let rv: u64 = rv.parse().unwrap();
+    let entered = next_note().await;
+    assert!(
+        matches!(&entered.what, What::Entered { rv: r, key, .. } if *r == rv && &**key == "ns/p"),
+        "{entered:?}"
+    );
+    let dispatched = next_note().await;
+    assert!(
+        matches!(&dispatched.what, What::Dispatched { rv: r, .. } if *r == rv),
+        "{dispatched:?}"
+    );
+    assert_eq!(entered.resource, "pods");
+    assert_eq!(describe(&next(&mut w).await).0, "ADDED");
+
+    let view = f.cacher.view();
+    assert_eq!((view.ring.capacity, view.ring.len), (4, 1));
+    assert_eq!(view.ring.versions, [rv]);
+    assert_eq!(view.watcher_count, 1);
+    assert_eq!(view.watchers[0].buffer_capacity, 10);
+
+    // Five more writes push the create and the first update out of the ring
+    // of four: a watch from the create's version is refused.
+    let mut last = 0;
+    for n in 1..=5 {
+        let updated = f
+            .store
+            .update_object(key("p"), Preconditions::default(), set_count(n))
+            .await
+            .unwrap();
+        last = updated.resource_version().parse().unwrap();
+    }
+    // The ring has them once the last one entered it.
+    while !matches!(next_note().await.what, What::Entered { rv, .. } if rv == last) {
+    }
+    let mut old = watch(&f, from(&rv.to_string()), "", "").await;
+    assert_eq!(describe(&next(&mut old).await).0, "ERROR");
+    let expired = loop {
+        let note = next_note().await;
+        if matches!(note.what, What::Expired { .. }) {
+            break note;
+        }
+    };
+    assert!(
+        matches!(expired.what, What::Expired { requested, .. } if requested == rv)
+    );
+
+    // The client goes: its watcher ends as ClientGone.
+    drop(w);
+    let ended = loop {
+        let note = next_note().await;
+        if let What::WatcherEnded { reason, .. } = note.what {
+            break reason;
+        }
+    };
+    assert_eq!(ended, EndReason::ClientGone);
+}

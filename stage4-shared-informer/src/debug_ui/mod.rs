@@ -437,3 +437,79 @@ where
         indexes,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use k8s_openapi::api::core::v1::Pod;
+    use stage3_reflector::FakeListerWatcher;
+    use tokio_util::sync::CancellationToken;
+
+    use super::*;
+    use crate::{FakeSource, ResourceEventHandlerFuncs, SharedInformerFactory};
+
+    fn pod(name: &str) -> Pod {
+        let mut pod = Pod::default();
+        pod.metadata.name = Some(name.into());
+        pod.metadata.namespace = Some("default".into());
+        pod
+    }
+
+    /// A factory's page names its informer, and a view shows it synced and
+    /// watching, its pods in the indexer and the namespace index, its handler's
+    /// listener, and (while the page listens) the deltas it popped.
+    #[tokio::test(start_paused = true)]
+    async fn a_view_shows_the_reflector_the_indexer_the_listeners_and_the_popped_deltas()
+     {
+        let pods = FakeListerWatcher::<Pod>::new();
+        pods.add(pod("web-0")).unwrap();
+        let source = FakeSource::new();
+        source.insert(pods.clone());
+        let factory = SharedInformerFactory::new(source, Duration::ZERO);
+        let informer = factory.pods().informer();
+        informer
+            .add_event_handler(ResourceEventHandlerFuncs::<Pod>::new())
+            .unwrap();
+        let page = factory.page();
+        let mut changes = informer.changes();
+        factory.start();
+        let give_up = CancellationToken::new();
+        tokio::select! {
+            _ = factory.wait_for_cache_sync(&give_up) => {}
+            () = tokio::time::sleep(Duration::from_secs(10)) => panic!("no sync"),
+        }
+        pods.add(pod("web-1")).unwrap();
+        let popped_web_1 = async {
+            loop {
+                changes.changed().await.expect("the informer is alive");
+                let recent = page.views()[0].recent.clone();
+                if recent.first().is_some_and(|p| p.key == "default/web-1") {
+                    return recent;
+                }
+            }
+        };
+        let recent = tokio::time::timeout(Duration::from_secs(10), popped_web_1)
+            .await
+            .expect("web-1 popped in time");
+        assert_eq!(recent[0].deltas[0].delta_type, "Added");
+        assert!(!recent[0].initial);
+
+        let view = &page.views()[0];
+        assert_eq!(view.name, "Pod");
+        assert_eq!(view.phase, "watching");
+        assert!(view.has_synced);
+        assert_eq!(view.queue.kind, "DeltaFIFO");
+        assert_eq!(view.indexer.len, 2);
+        let namespace = &view.indexer.indexes[0];
+        assert_eq!(namespace.name, "namespace");
+        assert_eq!(namespace.top, [("default".to_string(), 2)]);
+        assert_eq!(view.listeners.len(), 1);
+        let json = live_page::Source::view(&page);
+        assert_eq!(
+            json["informers"][0]["lastSyncResourceVersion"],
+            view.last_sync_resource_version
+        );
+        factory.shutdown().await;
+    }
+}

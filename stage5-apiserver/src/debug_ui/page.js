@@ -23,6 +23,7 @@ const SERVER_TEXT = {
     relisted: "watch cache relisted at RV {rv}", resized: "ring resized {from} → {to}",
     bookmark: "bookmark at RV {rv} to {n} watcher(s)",
     endedNote: "watcher #{id} ended: {reason}",
+    more: "and {n} more (the fullest buffers are shown)",
   },
   zh: {
     title: "实时观察 watch", resource: "资源", etcdRevision: "当前 revision",
@@ -43,6 +44,7 @@ const SERVER_TEXT = {
     relisted: "watch cache 在 RV {rv} 重新 list", resized: "环形缓冲调整 {from} → {to}",
     bookmark: "RV {rv} 的书签发给 {n} 个 watcher",
     endedNote: "watcher #{id} 已结束：{reason}",
+    more: "另有 {n} 个（只显示缓冲最满的）",
   },
 };
 
@@ -50,6 +52,7 @@ let resource = params.get("resource") || "pods";
 const FLOW_ROWS = 10;
 const MOMENTS = 14;
 const ENDED_KEEP_MS = 60000;
+const ENDED_SHOWN = 12;
 
 let lastView = null;
 const identifiers = new Map();
@@ -147,7 +150,12 @@ function drawView(view) {
   const list = $("watchers");
   list.replaceChildren();
   const now = Date.now();
-  for (const [id, end] of ended) if (now - end.at > ENDED_KEEP_MS) ended.delete(id);
+  for (const [id, end] of ended) {
+    if (now - end.at > ENDED_KEEP_MS) {
+      ended.delete(id);
+      identifiers.delete(id);
+    }
+  }
   if (!cacher) {
     $("cache-rv").textContent = "–";
     $("ring-facts").replaceChildren(el("dd", {}, t("noCache")));
@@ -163,12 +171,14 @@ function drawView(view) {
   $("budget-bar").style.width = `${(budget / cacher.maxBudgetMs) * 100}%`;
   $("dispatched").textContent = cacher.eventsDispatched;
   $("closed-slow").textContent = cacher.watchersTerminatedSlow;
-  $("watcher-count").textContent = String(cacher.watchers.length);
+  $("watcher-count").textContent = String(cacher.watcherCount);
   for (const w of cacher.watchers) {
     identifiers.set(w.id, w);
     list.append(watcherCard(w));
   }
-  for (const end of ended.values()) {
+  const more = cacher.watcherCount - cacher.watchers.length;
+  if (more > 0) list.append(el("div", { class: "watcher more" }, t("more", { n: more })));
+  for (const end of [...ended.values()].slice(-ENDED_SHOWN)) {
     const w = identifiers.get(end.id) || { id: end.id, identifier: "", buffered: end.buffered, bufferCapacity: 0 };
     list.append(watcherCard({ ...w, buffered: end.buffered }, end));
   }

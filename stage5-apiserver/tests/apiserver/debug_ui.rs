@@ -10,7 +10,8 @@
 //! bounded by [`WAIT`].
 //!
 //! The screenshots it takes go to `target/tmp/screenshots/`; with
-//! `SCREENSHOTS_TO_BOOK=1` they replace the book's (`book/src/images/`).
+//! `SCREENSHOTS_TO_BOOK=1` the ones the book shows ([`BOOK_SHOTS`]) replace
+//! the book's (`book/src/images/`).
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -55,9 +56,17 @@ async fn browser_or_skip(test: &str) -> Option<Browser> {
     Some(Browser::launch().await.expect("Chromium starts"))
 }
 
-/// Where the screenshots go.
-fn screenshot_dir() -> PathBuf {
-    if std::env::var_os("SCREENSHOTS_TO_BOOK").is_some() {
+/// The screenshots the book shows, in both languages.
+const BOOK_SHOTS: [&str; 2] = ["relist", "informer-pending"];
+
+/// Where the screenshot `name` goes.
+fn screenshot_dir(name: &str) -> PathBuf {
+    let in_book = BOOK_SHOTS.iter().any(|shot| {
+        LANGUAGES
+            .iter()
+            .any(|lang| name == format!("live-ui-{shot}-{lang}.png"))
+    });
+    if in_book && std::env::var_os("SCREENSHOTS_TO_BOOK").is_some() {
         PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../book/src/images")
     } else {
         PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("screenshots")
@@ -67,7 +76,7 @@ fn screenshot_dir() -> PathBuf {
 async fn screenshot(page: &Page, name: &str) {
     let png = page.screenshot().await.expect("screenshot");
     assert!(png.starts_with(b"\x89PNG"), "{name} is a PNG");
-    let dir = screenshot_dir();
+    let dir = screenshot_dir(name);
     std::fs::create_dir_all(&dir).expect("screenshot directory");
     std::fs::write(dir.join(name), png).expect("write screenshot");
 }
