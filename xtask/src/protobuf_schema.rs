@@ -25,7 +25,6 @@
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use crate::error::Error;
 
@@ -219,58 +218,54 @@ pub fn run(root: &Path, check: bool) -> Result<(), Error> {
     Ok(())
 }
 
-/// The `src` folder of a dependency, from `cargo metadata`.
+/// The `src` folder of a dependency: its version from `Cargo.lock`, its source
+/// where cargo unpacked it for the build
+/// (`$CARGO_HOME/registry/src/<index>/<name>-<version>/src`).
 ///
-/// The resolve is filtered to the host platform (`--filter-platform`): without it
-/// cargo wants every package of `Cargo.lock`, the Windows and macOS ones too, which
-/// a Linux build never downloads, and `--offline` then fails on a machine that has
-/// only ever built here. The host's packages are the ones the build itself fetched
-/// (this crate's dev-dependencies name both crates the generator reads, so
-/// `cargo test -p xtask` has their sources too).
+/// Not `cargo metadata`: it resolves every package of `Cargo.lock`, the Windows
+/// and macOS ones too, which a Linux build never downloads, so `--offline` fails
+/// on a machine that has only ever built here. This crate's dev-dependencies
+/// name both crates the generator reads, so `cargo test -p xtask` has them
+/// unpacked.
 fn crate_src(root: &Path, name: &str) -> Result<PathBuf, Error> {
-    let host = host_triple()?;
-    let output =
-        Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
-            .args(["metadata", "--format-version", "1", "--offline"])
-            .args(["--filter-platform", &host])
-            .current_dir(root)
-            .output()
-            .map_err(|e| Error::Check(format!("cannot run cargo metadata: {e}")))?;
-    if !output.status.success() {
-        return Err(Error::Check(format!(
-            "cargo metadata failed: {}",
-            String::from_utf8_lossy(&output.stderr)
-        )));
-    }
-    let metadata: serde_json::Value = serde_json::from_slice(&output.stdout)
-        .map_err(|e| Error::Check(format!("cargo metadata: {e}")))?;
-    let manifest = metadata["packages"]
-        .as_array()
+    let lock = std::fs::read_to_string(root.join("Cargo.lock"))
+        .map_err(|e| Error::Check(format!("cannot read Cargo.lock: {e}")))?;
+    let lock: toml::Table = toml::from_str(&lock)
+        .map_err(|e| Error::Check(format!("cannot parse Cargo.lock: {e}")))?;
+    let versions: Vec<&str> = lock
+        .get("package")
+        .and_then(toml::Value::as_array)
         .into_iter()
         .flatten()
-        .find(|p| p["name"] == name)
-        .and_then(|p| p["manifest_path"].as_str())
+        .filter(|p| p.get("name").and_then(toml::Value::as_str) == Some(name))
+        .filter_map(|p| p.get("version").and_then(toml::Value::as_str))
+        .collect();
+    let [version] = versions[..] else {
+        return Err(Error::Check(format!(
+            "Cargo.lock has {} version(s) of {name}, not one",
+            versions.len()
+        )));
+    };
+    let cargo_home = std::env::var_os("CARGO_HOME")
+        .map(PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo"))
+        })
+        .ok_or_else(|| Error::Check("neither CARGO_HOME nor HOME is set".into()))?;
+    let registries = cargo_home.join("registry").join("src");
+    std::fs::read_dir(&registries)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|index| index.path().join(format!("{name}-{version}")).join("src"))
+        .find(|src| src.is_dir())
         .ok_or_else(|| {
-            Error::Check(format!("{name} is not in the dependency graph"))
-        })?;
-    Ok(Path::new(manifest)
-        .parent()
-        .map(|dir| dir.join("src"))
-        .unwrap_or_default())
-}
-
-/// The host's target triple, as `rustc -vV` prints it on its `host:` line.
-fn host_triple() -> Result<String, Error> {
-    let output =
-        Command::new(std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into()))
-            .arg("-vV")
-            .output()
-            .map_err(|e| Error::Check(format!("cannot run rustc -vV: {e}")))?;
-    String::from_utf8_lossy(&output.stdout)
-        .lines()
-        .find_map(|line| line.strip_prefix("host: "))
-        .map(|host| host.trim().to_string())
-        .ok_or_else(|| Error::Check("rustc -vV printed no host line".into()))
+            Error::Check(format!(
+                "{name} {version} is not unpacked under {}; build the workspace \
+                 (or `cargo fetch`) first",
+                registries.display()
+            ))
+        })
 }
 
 /// The newest `v1_NN` folder of k8s-openapi (the workspace enables `latest`).
