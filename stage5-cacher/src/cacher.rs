@@ -302,7 +302,7 @@ struct CacherInner {
     watchers_terminated_slow: AtomicU64,
     stop: CancellationToken,
     probe: Probe,
-    /// The ring's capacity at the last dispatch, to note resizes.
+    /// The ring's capacity at the last dispatch noted, to note resizes.
     last_capacity: AtomicUsize,
 }
 
@@ -1149,7 +1149,12 @@ fn scope_of_key(
 /// The live page's notes (see [`crate::probe`]): each is built only while a
 /// page listens.
 impl CacherInner {
+    /// The dispatch, and a resize of the ring since the last note (both only
+    /// while a page listens: nothing else on the dispatcher's path).
     fn note_dispatched(&self, event: &WatchCacheEvent) {
+        if !self.probe.is_watched() {
+            return;
+        }
         let plural = self.info.plural;
         self.probe.send(plural, || What::Dispatched {
             event_type: event.event_type,

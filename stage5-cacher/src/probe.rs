@@ -12,7 +12,7 @@
 //! built only when a page is open ([`Probe::send`] takes a closure).
 
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use apimachinery::watch::EventType;
 use serde::Serialize;
@@ -250,8 +250,6 @@ pub struct CacherView {
 pub struct RingView {
     /// Its capacity now.
     pub capacity: usize,
-    /// The events it holds.
-    pub len: usize,
     /// The resource version of each event it holds, oldest first.
     pub versions: Vec<u64>,
     /// The oldest version a watch can start from.
@@ -291,11 +289,6 @@ pub struct WatcherView {
     pub age_secs: f64,
     /// Seconds until its `timeoutSeconds` ends it, if it has one.
     pub ends_in_secs: Option<f64>,
-}
-
-/// Seconds as the page shows them.
-pub fn secs(d: Duration) -> f64 {
-    d.as_secs_f64()
 }
 
 fn display<T: std::fmt::Display, S: serde::Serializer>(

@@ -691,13 +691,14 @@ impl Inner {
     /// it holds, the oldest version a watch may start from and the time it
     /// spans.
     pub fn ring_view(&self) -> RingView {
-        let events = (self.start_index..self.end_index)
-            .filter_map(|i| self.cache[i % self.capacity].as_ref());
-        let versions: Vec<u64> =
-            events.clone().map(|e| e.resource_version).collect();
-        let times: Vec<Instant> = events.map(|e| e.record_time).collect();
-        let window = match (times.first(), times.last()) {
-            (Some(first), Some(last)) => last.saturating_duration_since(*first),
+        let events: Vec<&Arc<WatchCacheEvent>> = (self.start_index..self.end_index)
+            .filter_map(|i| self.cache[i % self.capacity].as_ref())
+            .collect();
+        let versions: Vec<u64> = events.iter().map(|e| e.resource_version).collect();
+        let window = match (events.first(), events.last()) {
+            (Some(first), Some(last)) => last
+                .record_time
+                .saturating_duration_since(first.record_time),
             _ => Duration::ZERO,
         };
         let oldest_rv = if self.removed_event_since_relist {
@@ -707,7 +708,6 @@ impl Inner {
         };
         RingView {
             capacity: self.capacity,
-            len: versions.len(),
             oldest_rv,
             newest_rv: versions.last().copied().unwrap_or(self.resource_version),
             versions,

@@ -68,16 +68,12 @@ pub struct EventsQuery {
 pub struct View {
     /// etcd's current revision.
     pub etcd_revision: Option<u64>,
-    /// Whether reads and watches are served from watch caches.
-    pub watch_cache: bool,
     /// The resource drawn in full.
     pub resource: String,
     /// Its watch cache, if it has one.
     pub cacher: Option<CacherView>,
     /// Every resource with its live watcher count (HTTP watches).
     pub resources: Vec<ResourceSummary>,
-    /// Live HTTP watches of every resource.
-    pub http_watches: usize,
 }
 
 /// One resource in the page's list.
@@ -96,26 +92,21 @@ pub struct ResourceSummary {
 pub async fn view(state: &AppState, resource: &str) -> View {
     let registry = &state.registry;
     let counts = state.watches.count_by_resource();
-    let mut cacher = None;
-    let mut revision_of = None;
-    let served = registry
-        .resources()
-        .iter()
-        .filter(|r| r.info.plural == resource);
-    for r in served {
-        match &r.storage {
-            ResourceStorage::Cached(c) => {
-                cacher = Some(c.view());
-                revision_of = Some(c.storage().clone());
-            }
-            ResourceStorage::Direct(store) => revision_of = Some((**store).clone()),
-            ResourceStorage::Converted(_) => continue,
+    // Events of the core group and of events.k8s.io share a plural; the
+    // converted one has no storage of its own.
+    let served = registry.resources().iter().find(|r| {
+        r.info.plural == resource
+            && !matches!(r.storage, ResourceStorage::Converted(_))
+    });
+    let (cacher, etcd_revision) = match served.map(|r| &r.storage) {
+        Some(ResourceStorage::Cached(c)) => (
+            Some(c.view()),
+            c.storage().current_resource_version().await.ok(),
+        ),
+        Some(ResourceStorage::Direct(store)) => {
+            (None, store.current_resource_version().await.ok())
         }
-        break;
-    }
-    let etcd_revision = match revision_of {
-        Some(store) => store.current_resource_version().await.ok(),
-        None => None,
+        Some(ResourceStorage::Converted(_)) | None => (None, None),
     };
     let resources = registry
         .resources()
@@ -128,14 +119,9 @@ pub async fn view(state: &AppState, resource: &str) -> View {
         .collect();
     View {
         etcd_revision,
-        watch_cache: registry
-            .resources()
-            .iter()
-            .any(|r| matches!(r.storage, ResourceStorage::Cached(_))),
         resource: resource.to_string(),
         cacher,
         resources,
-        http_watches: counts.values().sum(),
     }
 }
 

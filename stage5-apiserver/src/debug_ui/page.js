@@ -73,7 +73,7 @@ function drawRing(ring) {
   svg.replaceChildren();
   const ns = "http://www.w3.org/2000/svg";
   const slots = Math.min(ring.capacity, 120);
-  const filled = Math.round((ring.len / Math.max(ring.capacity, 1)) * slots);
+  const filled = Math.round((ring.versions.length / Math.max(ring.capacity, 1)) * slots);
   const r = 90;
   for (let i = 0; i < slots; i++) {
     const a0 = (i / slots) * 2 * Math.PI - Math.PI / 2;
@@ -90,7 +90,7 @@ function drawRing(ring) {
   }
   const text = document.createElementNS(ns, "text");
   text.setAttribute("y", "6");
-  text.textContent = `${ring.len} / ${ring.capacity}`;
+  text.textContent = `${ring.versions.length} / ${ring.capacity}`;
   svg.appendChild(text);
   const small = document.createElementNS(ns, "text");
   small.setAttribute("y", "28");
