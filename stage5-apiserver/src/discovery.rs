@@ -150,6 +150,35 @@ fn api_subresources(info: &ResourceInfo) -> Vec<Value> {
             "verbs": ["create"],
         }));
     }
+    if crate::registry::strategy_for(info).has_eviction_subresource() {
+        subresources.push(json!({
+            "name": format!("{}/eviction", info.plural),
+            "singularName": "",
+            "namespaced": info.namespaced,
+            "group": "policy",
+            "version": "v1",
+            "kind": "Eviction",
+            "verbs": ["create"],
+        }));
+    }
+    if crate::registry::strategy_for(info).has_finalize_subresource() {
+        subresources.push(json!({
+            "name": format!("{}/finalize", info.plural),
+            "singularName": "",
+            "namespaced": info.namespaced,
+            "kind": info.kind,
+            "verbs": ["update"],
+        }));
+    }
+    if crate::registry::strategy_for(info).has_approval_subresource() {
+        subresources.push(json!({
+            "name": format!("{}/approval", info.plural),
+            "singularName": "",
+            "namespaced": info.namespaced,
+            "kind": info.kind,
+            "verbs": ["get", "patch", "update"],
+        }));
+    }
     if crate::registry::strategy_for(info).has_scale_subresource() {
         subresources.push(json!({
             "name": format!("{}/scale", info.plural),

@@ -77,6 +77,7 @@ pub mod app {
     pub mod options;
     pub mod server;
 }
+pub mod apis;
 pub mod app_state;
 pub mod auth;
 pub mod config;

@@ -82,7 +82,10 @@ pub fn parse(path: &str) -> Option<ApiPath> {
         ["watch", rest @ ..] if !rest.is_empty() => (true, rest),
         other => (false, other),
     };
+    // `namespaceSubresources`: a namespace's own `status` and `finalize`
+    // name no resource inside it.
     let (namespace, parts) = match rest {
+        ["namespaces", _, "status" | "finalize"] => (None, rest),
         ["namespaces", ns, parts @ ..] if !parts.is_empty() => {
             (Some((*ns).to_string()), parts)
         }
@@ -160,6 +163,16 @@ mod tests {
         assert!(r.legacy_watch);
         let r = resource("/api/v1/namespaces/x/pods/a/status");
         assert_eq!(r.subresource.as_deref(), Some("status"));
+        let r = resource("/api/v1/namespaces/x/finalize");
+        assert_eq!(
+            (
+                r.resource.as_str(),
+                r.name.as_deref(),
+                r.subresource.as_deref()
+            ),
+            ("namespaces", Some("x"), Some("finalize"))
+        );
+        assert_eq!(r.namespace, None);
         assert_eq!(parse("/api/v1/namespaces/x/pods/a/b/c"), None);
     }
 }

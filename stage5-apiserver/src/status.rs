@@ -150,6 +150,47 @@ impl ApiError {
         )
     }
 
+    /// 429 TooManyRequests (`apierrors.NewTooManyRequests`) with the causes
+    /// the eviction storage adds: try again after `retry_after` seconds.
+    pub fn too_many_requests(
+        message: &str,
+        retry_after: i32,
+        causes: Vec<StatusCause>,
+    ) -> Self {
+        failure(
+            429,
+            "TooManyRequests",
+            message.to_string(),
+            Some(StatusDetails {
+                retry_after_seconds: Some(retry_after),
+                causes: Some(causes),
+                ..StatusDetails::default()
+            }),
+        )
+    }
+
+    /// 504 Timeout (`apierrors.NewTimeoutError`).
+    pub fn timeout(message: &str, retry_after: i32) -> Self {
+        failure(
+            504,
+            "Timeout",
+            format!("Timeout: {message}"),
+            Some(StatusDetails {
+                retry_after_seconds: Some(retry_after),
+                ..StatusDetails::default()
+            }),
+        )
+    }
+
+    /// A `Status` a storage returns as its answer rather than as an error:
+    /// `Failure` with `code` and `message`, no reason (the eviction's "more than
+    /// one PodDisruptionBudget").
+    pub fn plain_failure(code: u16, message: &str) -> Self {
+        let mut error = failure(code, "", message.to_string(), None);
+        error.status.reason = None;
+        error
+    }
+
     /// 422 `Invalid` as `apierrors.NewGenericServerResponse(422, …)` builds it with
     /// no resource and no name: its fixed message, empty details, and the cause
     /// not passed on (upstream answers a failed JSON Patch operation so).

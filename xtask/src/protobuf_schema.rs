@@ -19,8 +19,12 @@
 //! protobuf writes every non-pointer field, zero or not. So a zero that arrives on
 //! the wire is dropped for an optional field unless the Go field is a pointer, for
 //! which a zero is a value the client chose (`replicas: 0`,
-//! `automountServiceAccountToken: false`). [`POINTER_SCALARS`] lists those fields
-//! of the served kinds' messages; neither crate records it.
+//! `automountServiceAccountToken: false`, `storageClassName: ""`).
+//! [`POINTER_SCALARS`] lists those fields of the served kinds' messages; neither
+//! crate records it. Nor does k8s-openapi's `required` always mean "no
+//! `omitempty`": a field marked `+optional` whose JSON tag lacks `omitempty`
+//! (`disruptionsAllowed`) is optional in the OpenAPI but Go writes its zero;
+//! [`ZERO_WRITTEN`] lists those.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::fmt::Write as _;
@@ -39,8 +43,74 @@ const ROOTS: &[(&str, &str, &str)] = &[
     ("v1", "Node", "api::core::v1::Node"),
     ("v1", "Event", "api::core::v1::Event"),
     ("v1", "Binding", "api::core::v1::Binding"),
+    ("v1", "Service", "api::core::v1::Service"),
+    ("v1", "Endpoints", "api::core::v1::Endpoints"),
+    ("v1", "PersistentVolume", "api::core::v1::PersistentVolume"),
+    (
+        "v1",
+        "PersistentVolumeClaim",
+        "api::core::v1::PersistentVolumeClaim",
+    ),
+    (
+        "v1",
+        "ReplicationController",
+        "api::core::v1::ReplicationController",
+    ),
+    ("v1", "ServiceAccount", "api::core::v1::ServiceAccount"),
+    ("v1", "ResourceQuota", "api::core::v1::ResourceQuota"),
     ("apps/v1", "Deployment", "api::apps::v1::Deployment"),
     ("apps/v1", "ReplicaSet", "api::apps::v1::ReplicaSet"),
+    ("apps/v1", "StatefulSet", "api::apps::v1::StatefulSet"),
+    ("apps/v1", "DaemonSet", "api::apps::v1::DaemonSet"),
+    (
+        "apps/v1",
+        "ControllerRevision",
+        "api::apps::v1::ControllerRevision",
+    ),
+    ("batch/v1", "Job", "api::batch::v1::Job"),
+    ("batch/v1", "CronJob", "api::batch::v1::CronJob"),
+    (
+        "certificates.k8s.io/v1",
+        "CertificateSigningRequest",
+        "api::certificates::v1::CertificateSigningRequest",
+    ),
+    (
+        "discovery.k8s.io/v1",
+        "EndpointSlice",
+        "api::discovery::v1::EndpointSlice",
+    ),
+    (
+        "policy/v1",
+        "PodDisruptionBudget",
+        "api::policy::v1::PodDisruptionBudget",
+    ),
+    ("policy/v1", "Eviction", "api::policy::v1::Eviction"),
+    (
+        "storage.k8s.io/v1",
+        "CSIDriver",
+        "api::storage::v1::CSIDriver",
+    ),
+    ("storage.k8s.io/v1", "CSINode", "api::storage::v1::CSINode"),
+    (
+        "storage.k8s.io/v1",
+        "CSIStorageCapacity",
+        "api::storage::v1::CSIStorageCapacity",
+    ),
+    (
+        "storage.k8s.io/v1",
+        "StorageClass",
+        "api::storage::v1::StorageClass",
+    ),
+    (
+        "storage.k8s.io/v1",
+        "VolumeAttachment",
+        "api::storage::v1::VolumeAttachment",
+    ),
+    (
+        "node.k8s.io/v1",
+        "RuntimeClass",
+        "api::node::v1::RuntimeClass",
+    ),
     (
         "coordination.k8s.io/v1",
         "Lease",
@@ -91,40 +161,76 @@ const SPECIAL: &[(&str, &str)] = &[
         "IntOrString",
     ),
     ("apimachinery::pkg::api::resource::Quantity", "Quantity"),
+    // A Go `[]string` (`certificates/v1.ExtraValue`), a message of one repeated
+    // field in protobuf and a list in JSON.
+    ("api::certificates::v1::ExtraValue", "StringList"),
 ];
 
-/// Optional scalar fields that are Go pointers (`*int32`, `*bool`, `*int64`) in
-/// the served kinds' messages, as `Message.jsonName`: a zero on the wire is kept.
-/// From kubernetes/api `core/v1/types.go`, `apps/v1/types.go`,
-/// `autoscaling/v1/types.go`, `events/v1/types.go`, `coordination/v1/types.go` and apimachinery's
-/// `meta/v1/types.go`.
+/// Optional scalar fields that are Go pointers (`*int32`, `*int64`, `*bool`,
+/// `*string` and pointers to named string types such as `*PersistentVolumeMode`)
+/// in the served kinds' messages, as `Message.jsonName` with k8s-pb's message
+/// name, or `module::Message.jsonName` where two modules have a message of that
+/// name: a zero on the wire is kept (`storageClassName: ""` asks for no storage
+/// class, `suspend: false` is a choice). From kubernetes/api v0.36.0
+/// `core/v1/types.go`, `apps/v1/types.go`, `batch/v1/types.go`,
+/// `certificates/v1/types.go`, `coordination/v1/types.go`,
+/// `discovery/v1/types.go`, `policy/v1/types.go`, `storage/v1/types.go` and
+/// apimachinery's `meta/v1/types.go`. Each entry must name a field of the
+/// table; the generator fails on one that does not.
 const POINTER_SCALARS: &[&str] = &[
+    // meta/v1
     "ObjectMeta.deletionGracePeriodSeconds",
     "OwnerReference.controller",
     "OwnerReference.blockOwnerDeletion",
     "ListMeta.remainingItemCount",
     "DeleteOptions.gracePeriodSeconds",
     "DeleteOptions.orphanDependents",
+    "DeleteOptions.propagationPolicy",
     "DeleteOptions.ignoreStoreReadErrorWithClusterBreakingPotential",
+    "Preconditions.uid",
+    "Preconditions.resourceVersion",
+    // core/v1: pods and their templates
     "PodSpec.terminationGracePeriodSeconds",
     "PodSpec.activeDeadlineSeconds",
     "PodSpec.automountServiceAccountToken",
     "PodSpec.shareProcessNamespace",
     "PodSpec.priority",
+    "PodSpec.preemptionPolicy",
+    "PodSpec.runtimeClassName",
     "PodSpec.enableServiceLinks",
     "PodSpec.setHostnameAsFQDN",
     "PodSpec.hostUsers",
+    "PodSpec.hostnameOverride",
+    "PodDnsConfigOption.value",
+    "PodResourceClaim.resourceClaimName",
+    "PodResourceClaim.resourceClaimTemplateName",
+    "PodResourceClaimStatus.resourceClaimName",
+    "Container.restartPolicy",
+    "EphemeralContainerCommon.restartPolicy",
+    "Lifecycle.stopSignal",
     "Probe.terminationGracePeriodSeconds",
+    "GrpcAction.service",
+    "VolumeMount.mountPropagation",
+    "VolumeMount.recursiveReadOnly",
     "SecurityContext.privileged",
     "SecurityContext.runAsUser",
     "SecurityContext.runAsGroup",
     "SecurityContext.runAsNonRoot",
     "SecurityContext.readOnlyRootFilesystem",
     "SecurityContext.allowPrivilegeEscalation",
+    "SecurityContext.procMount",
     "PodSecurityContext.runAsUser",
     "PodSecurityContext.runAsGroup",
     "PodSecurityContext.runAsNonRoot",
     "PodSecurityContext.fsGroup",
+    "PodSecurityContext.fsGroupChangePolicy",
+    "PodSecurityContext.supplementalGroupsPolicy",
+    "PodSecurityContext.seLinuxChangePolicy",
+    "SeccompProfile.localhostProfile",
+    "AppArmorProfile.localhostProfile",
+    "WindowsSecurityContextOptions.gmsaCredentialSpecName",
+    "WindowsSecurityContextOptions.gmsaCredentialSpec",
+    "WindowsSecurityContextOptions.runAsUserName",
     "WindowsSecurityContextOptions.hostProcess",
     "SecretVolumeSource.defaultMode",
     "SecretVolumeSource.optional",
@@ -137,16 +243,66 @@ const POINTER_SCALARS: &[&str] = &[
     "ServiceAccountTokenProjection.expirationSeconds",
     "ConfigMapProjection.optional",
     "SecretProjection.optional",
+    "ClusterTrustBundleProjection.name",
+    "ClusterTrustBundleProjection.signerName",
+    "ClusterTrustBundleProjection.optional",
+    "PodCertificateProjection.maxExpirationSeconds",
     "ConfigMapKeySelector.optional",
     "SecretKeySelector.optional",
+    "FileKeySelector.optional",
     "ConfigMapEnvSource.optional",
     "SecretEnvSource.optional",
     "CSIVolumeSource.readOnly",
+    "CSIVolumeSource.fsType",
+    "HostPathVolumeSource.type",
+    "IscsiVolumeSource.initiatorName",
+    "FcVolumeSource.lun",
+    "AzureDiskVolumeSource.cachingMode",
+    "AzureDiskVolumeSource.fsType",
+    "AzureDiskVolumeSource.readOnly",
+    "AzureDiskVolumeSource.kind",
     "Toleration.tolerationSeconds",
     "TopologySpreadConstraint.minDomains",
+    "TopologySpreadConstraint.nodeAffinityPolicy",
+    "TopologySpreadConstraint.nodeTaintsPolicy",
     "ContainerStatus.started",
+    "ContainerStatus.stopSignal",
+    "VolumeMountStatus.recursiveReadOnly",
+    // core/v1: the other kinds
     "ConfigMap.immutable",
     "Secret.immutable",
+    "NodeFeatures.supplementalGroupsPolicy",
+    "NodeSwapStatus.capacity",
+    "NodeRuntimeHandlerFeatures.recursiveReadOnlyMounts",
+    "NodeRuntimeHandlerFeatures.userNamespaces",
+    "ServiceSpec.ipFamilyPolicy",
+    "ServiceSpec.allocateLoadBalancerNodePorts",
+    "ServiceSpec.loadBalancerClass",
+    "ServiceSpec.internalTrafficPolicy",
+    "ServiceSpec.trafficDistribution",
+    "ServicePort.appProtocol",
+    "ClientIpConfig.timeoutSeconds",
+    "LoadBalancerIngress.ipMode",
+    "PortStatus.error",
+    "EndpointAddress.nodeName",
+    // Both `core/v1.EndpointPort`'s and `discovery/v1.EndpointPort`'s.
+    "EndpointPort.appProtocol",
+    "ServiceAccount.automountServiceAccountToken",
+    "ReplicationControllerSpec.replicas",
+    "PersistentVolumeSpec.volumeMode",
+    "PersistentVolumeSpec.volumeAttributesClassName",
+    "GlusterfsPersistentVolumeSource.endpointsNamespace",
+    "IscsiPersistentVolumeSource.initiatorName",
+    "AzureFilePersistentVolumeSource.secretNamespace",
+    "LocalVolumeSource.fsType",
+    "PersistentVolumeClaimSpec.storageClassName",
+    "PersistentVolumeClaimSpec.volumeMode",
+    "PersistentVolumeClaimSpec.volumeAttributesClassName",
+    "PersistentVolumeClaimStatus.currentVolumeAttributesClassName",
+    "TypedLocalObjectReference.apiGroup",
+    "TypedObjectReference.apiGroup",
+    "TypedObjectReference.namespace",
+    // apps/v1
     "DeploymentSpec.replicas",
     "DeploymentSpec.revisionHistoryLimit",
     "DeploymentSpec.progressDeadlineSeconds",
@@ -154,10 +310,100 @@ const POINTER_SCALARS: &[&str] = &[
     "DeploymentStatus.terminatingReplicas",
     "ReplicaSetSpec.replicas",
     "ReplicaSetStatus.terminatingReplicas",
+    "StatefulSetSpec.replicas",
+    "StatefulSetSpec.revisionHistoryLimit",
+    "StatefulSetStatus.collisionCount",
+    "RollingUpdateStatefulSetStrategy.partition",
+    "DaemonSetSpec.revisionHistoryLimit",
+    "DaemonSetStatus.collisionCount",
+    // batch/v1
+    "JobSpec.parallelism",
+    "JobSpec.completions",
+    "JobSpec.activeDeadlineSeconds",
+    "JobSpec.backoffLimit",
+    "JobSpec.backoffLimitPerIndex",
+    "JobSpec.maxFailedIndexes",
+    "JobSpec.manualSelector",
+    "JobSpec.ttlSecondsAfterFinished",
+    "JobSpec.completionMode",
+    "JobSpec.suspend",
+    "JobSpec.podReplacementPolicy",
+    "JobSpec.managedBy",
+    "JobStatus.ready",
+    "JobStatus.terminating",
+    "JobStatus.failedIndexes",
+    "SuccessPolicyRule.succeededIndexes",
+    "SuccessPolicyRule.succeededCount",
+    "PodFailurePolicyOnExitCodesRequirement.containerName",
+    "CronJobSpec.timeZone",
+    "CronJobSpec.startingDeadlineSeconds",
+    "CronJobSpec.suspend",
+    "CronJobSpec.successfulJobsHistoryLimit",
+    "CronJobSpec.failedJobsHistoryLimit",
+    // certificates/v1
+    "CertificateSigningRequestSpec.expirationSeconds",
+    // coordination/v1
     "LeaseSpec.holderIdentity",
     "LeaseSpec.leaseDurationSeconds",
     "LeaseSpec.leaseTransitions",
+    "LeaseSpec.strategy",
     "LeaseSpec.preferredHolder",
+    // discovery/v1
+    "Endpoint.hostname",
+    "Endpoint.nodeName",
+    "Endpoint.zone",
+    "EndpointConditions.ready",
+    "EndpointConditions.serving",
+    "EndpointConditions.terminating",
+    "api::discovery::v1::EndpointPort.name",
+    "api::discovery::v1::EndpointPort.protocol",
+    "api::discovery::v1::EndpointPort.port",
+    // policy/v1
+    "PodDisruptionBudgetSpec.unhealthyPodEvictionPolicy",
+    // storage/v1
+    "StorageClass.reclaimPolicy",
+    "StorageClass.allowVolumeExpansion",
+    "StorageClass.volumeBindingMode",
+    "CSIDriverSpec.attachRequired",
+    "CSIDriverSpec.podInfoOnMount",
+    "CSIDriverSpec.storageCapacity",
+    "CSIDriverSpec.fsGroupPolicy",
+    "CSIDriverSpec.requiresRepublish",
+    "CSIDriverSpec.seLinuxMount",
+    "CSIDriverSpec.nodeAllocatableUpdatePeriodSeconds",
+    "CSIDriverSpec.serviceAccountTokenInSecrets",
+    "TokenRequest.expirationSeconds",
+    "VolumeAttachmentSource.persistentVolumeName",
+    "VolumeError.errorCode",
+    "VolumeNodeResources.count",
+];
+
+/// Optional fields (not required in k8s-openapi's newest version, whose
+/// OpenAPI follows the `+optional` markers) whose Go JSON tag has no
+/// `omitempty`, so that Go writes their zero (`disruptionsAllowed: 0`,
+/// `serviceName: ""`): a zero on the wire is kept. Named as
+/// [`POINTER_SCALARS`] are; from the same files.
+const ZERO_WRITTEN: &[&str] = &[
+    "api::core::v1::Event.reportingComponent",
+    "api::core::v1::Event.reportingInstance",
+    "NodeRuntimeHandler.name",
+    "DeploymentCondition.type",
+    "DeploymentCondition.status",
+    "ReplicaSetCondition.type",
+    "ReplicaSetCondition.status",
+    "StatefulSetSpec.serviceName",
+    "StatefulSetStatus.availableReplicas",
+    "StatefulSetCondition.type",
+    "StatefulSetCondition.status",
+    "StatefulSetOrdinals.start",
+    "DaemonSetCondition.type",
+    "DaemonSetCondition.status",
+    "ControllerRevision.revision",
+    "PodFailurePolicyOnPodConditionsPattern.status",
+    "PodDisruptionBudgetStatus.disruptionsAllowed",
+    "PodDisruptionBudgetStatus.currentHealthy",
+    "PodDisruptionBudgetStatus.desiredHealthy",
+    "PodDisruptionBudgetStatus.expectedPods",
 ];
 
 /// k8s-pb messages that k8s-openapi has no struct for, because Go embeds them
@@ -166,6 +412,7 @@ const OPENAPI_ALIASES: &[(&str, &str)] = &[
     ("VolumeSource", "Volume"),
     ("EphemeralContainerCommon", "EphemeralContainer"),
     ("ProbeHandler", "Probe"),
+    ("PersistentVolumeSource", "PersistentVolumeSpec"),
 ];
 
 /// Go structs embedded with `json:",inline"` in the served kinds' messages.
@@ -174,6 +421,7 @@ const INLINE: &[&str] = &[
     "VolumeSource",
     "EphemeralContainerCommon",
     "ProbeHandler",
+    "PersistentVolumeSource",
 ];
 
 /// Where the generated table goes, from the workspace root.
@@ -301,7 +549,12 @@ fn generate(pb_src: &Path, openapi_src: &Path) -> Result<String, Error> {
     let mut openapi_modules: BTreeMap<String, BTreeMap<String, OpenApiStruct>> =
         BTreeMap::new();
     let specials: BTreeMap<&str, &str> = SPECIAL.iter().copied().collect();
-    let pointers: BTreeSet<&str> = POINTER_SCALARS.iter().copied().collect();
+    let zero_kept: BTreeSet<&str> = POINTER_SCALARS
+        .iter()
+        .chain(ZERO_WRITTEN)
+        .copied()
+        .collect();
+    let mut zero_kept_used: BTreeSet<String> = BTreeSet::new();
 
     // Every message reachable from the roots, breadth first.
     let mut order: Vec<String> = Vec::new();
@@ -418,8 +671,15 @@ fn generate(pb_src: &Path, openapi_src: &Path) -> Result<String, Error> {
                     )));
                 }
             };
-            let keep_zero =
-                required || pointers.contains(format!("{name}.{json}").as_str());
+            // Listed by message name, or by path where a name is ambiguous.
+            let mut listed = false;
+            for key in [format!("{name}.{json}"), format!("{path}.{json}")] {
+                if zero_kept.contains(key.as_str()) {
+                    listed = true;
+                    zero_kept_used.insert(key);
+                }
+            }
+            let keep_zero = required || listed;
             let _ = writeln!(
                 out,
                 "        Field {{ tag: {}, json: {json:?}, ty: {ty}, repeated: {}, keep_zero: {keep_zero} }},",
@@ -429,6 +689,17 @@ fn generate(pb_src: &Path, openapi_src: &Path) -> Result<String, Error> {
         out.push_str("    ] },\n");
     }
     out.push_str("];\n");
+    let unused: Vec<&str> = zero_kept
+        .iter()
+        .copied()
+        .filter(|key| !zero_kept_used.contains(*key))
+        .collect();
+    if !unused.is_empty() {
+        return Err(Error::Check(format!(
+            "POINTER_SCALARS or ZERO_WRITTEN name fields the table does not have: {}",
+            unused.join(", ")
+        )));
+    }
     Ok(out)
 }
 

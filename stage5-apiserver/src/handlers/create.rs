@@ -29,6 +29,7 @@ pub(crate) async fn create(
     resource: &RegisteredResource,
     request: &ResourceRequest,
     manager: &str,
+    user: Option<&str>,
     body: &[u8],
 ) -> Result<Response, ApiError> {
     let info = &resource.info;
@@ -48,6 +49,7 @@ pub(crate) async fn create(
         .filter(|g| !g.is_empty() && obj.name().is_empty());
     rest::fill_object_meta_system_fields(&mut obj);
     resource.strategy.prepare_for_create(&mut obj);
+    resource.strategy.prepare_for_create_by(&mut obj, user);
     rest::omit_empty_metadata(&mut obj.metadata);
     let attempts = if generate.is_some() {
         GENERATE_NAME_ATTEMPTS
@@ -65,6 +67,11 @@ pub(crate) async fn create(
         let name = obj.name().to_string();
         // Validating admission, after `BeforeCreate`: NamespaceLifecycle.
         namespace_lifecycle::admit_create(registry, info, &name, namespace).await?;
+        // `Store.Create`'s `BeginCreate` hook: a service's addresses.
+        resource
+            .strategy
+            .begin_create(resource.dyn_storage.as_ref(), &mut obj)
+            .await?;
         let key = object_key(info, namespace, &name);
         let mut created =
             resource.dyn_storage.create(key.clone(), obj.clone()).await;

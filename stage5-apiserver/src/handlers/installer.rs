@@ -19,6 +19,7 @@
 //! | `…/{resource}/{name}`                                    | GET, PUT, PATCH, DELETE | get or watch, update, patch or apply, delete |
 //! | `…/{resource}/{name}/{status\|scale}`                    | GET, PUT, PATCH  | the subresource's  |
 //! | `…/pods/{name}/binding`                                  | POST             | [`Action::Bind`]   |
+//! | `…/pods/{name}/eviction`                                 | POST             | [`Action::Evict`]  |
 
 use axum::http::{HeaderMap, Method, Uri, header};
 
@@ -86,6 +87,8 @@ pub(crate) enum Action {
     PatchSubresource(Subresource, PatchType),
     /// `POST` of a pod's `binding` (`BindingREST`).
     Bind,
+    /// `POST` of a pod's `eviction` (`EvictionREST`).
+    Evict,
 }
 
 /// Decides what a request is, or why it is refused before anything else
@@ -207,6 +210,18 @@ fn action(
                 Method::POST => Ok(Action::Bind),
                 ref other => Err(ApiError::method_not_supported(
                     &format!("{}/binding", info.plural),
+                    other.as_str(),
+                )),
+            };
+        }
+        if sub == "eviction" && resource.strategy.has_eviction_subresource() {
+            if request.name.is_none() {
+                return Err(ApiError::path_not_found());
+            }
+            return match *method {
+                Method::POST => Ok(Action::Evict),
+                ref other => Err(ApiError::method_not_supported(
+                    &format!("{}/eviction", info.plural),
                     other.as_str(),
                 )),
             };

@@ -64,7 +64,21 @@ pub async fn serve_api(
     request: Request,
 ) -> Response {
     let (parts, body) = request.into_parts();
-    match handle(&state, &parts.method, &parts.uri, &parts.headers, body).await {
+    // `genericapirequest.UserFrom(ctx)`: who the authentication filter found.
+    let user = parts
+        .extensions
+        .get::<crate::auth::User>()
+        .map(|u| u.0.as_str());
+    match handle(
+        &state,
+        &parts.method,
+        &parts.uri,
+        &parts.headers,
+        user,
+        body,
+    )
+    .await
+    {
         Ok(response) => response,
         Err(error) => {
             if error.code() >= 500 {
@@ -81,6 +95,7 @@ async fn handle(
     method: &Method,
     uri: &Uri,
     headers: &HeaderMap,
+    user: Option<&str>,
     body: Body,
 ) -> Result<Response, ApiError> {
     match installer::route(state, method, uri, headers)? {
@@ -99,7 +114,7 @@ async fn handle(
                 .and_then(negotiation::negotiate_media_type_options)
                 .map(|options| options.media_type)
                 .unwrap_or_default();
-            let response = serve_resource(state, *route, headers, body)
+            let response = serve_resource(state, *route, headers, user, body)
                 .await
                 .unwrap_or_else(IntoResponse::into_response);
             Ok(responsewriters::negotiated(response, media_type).await)
@@ -133,6 +148,7 @@ async fn serve_resource(
     state: &Arc<AppState>,
     route: ResourceRoute,
     headers: &HeaderMap,
+    user: Option<&str>,
     body: Body,
 ) -> Result<Response, ApiError> {
     let ResourceRoute {
@@ -179,7 +195,7 @@ async fn serve_resource(
         Action::Create => {
             let body =
                 read_object_body(state, headers, body, &api_version, kind).await?;
-            create(&state.registry, resource, &request, &manager, &body).await
+            create(&state.registry, resource, &request, &manager, user, &body).await
         }
         Action::Update => {
             let body =
@@ -225,6 +241,31 @@ async fn serve_resource(
                 read_object_body(state, headers, body, &api_version, "Binding")
                     .await?;
             binding::bind(resource, namespace, name, &body).await
+        }
+        Action::Evict => {
+            let body =
+                read_object_body(state, headers, body, "policy/v1", "Eviction")
+                    .await?;
+            let eviction: serde_json::Value = serde_json::from_slice(&body)
+                .map_err(|e| {
+                    ApiError::bad_request(format!(
+                        "the body of the request could not be decoded: {e}"
+                    ))
+                })?;
+            let options = serde_json::to_vec(&eviction["deleteOptions"])
+                .ok()
+                .filter(|o| o.as_slice() != b"null")
+                .unwrap_or_default();
+            let options = delete::delete_options(&Default::default(), &options)?;
+            crate::registry::core::pod::storage::eviction::evict(
+                &state.registry,
+                resource,
+                namespace.unwrap_or_default(),
+                name,
+                &eviction,
+                options,
+            )
+            .await
         }
         Action::PatchSubresource(sub, patch_type) => {
             let body = read_body(state, headers, body).await?;

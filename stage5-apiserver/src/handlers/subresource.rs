@@ -33,6 +33,12 @@ pub(crate) enum Subresource {
     Status,
     /// `…/scale`.
     Scale,
+    /// A namespace's `…/finalize` (`FinalizeREST`): `PUT` of the whole
+    /// namespace changes its `spec.finalizers`.
+    Finalize,
+    /// A certificate signing request's `…/approval` (`ApprovalREST`): `PUT`
+    /// or `PATCH` changes its conditions.
+    Approval,
 }
 
 impl Subresource {
@@ -41,6 +47,12 @@ impl Subresource {
         match name {
             "status" if has_status(info) => Ok(Subresource::Status),
             "scale" if has_scale(info) => Ok(Subresource::Scale),
+            "finalize" if strategy_for(info).has_finalize_subresource() => {
+                Ok(Subresource::Finalize)
+            }
+            "approval" if strategy_for(info).has_approval_subresource() => {
+                Ok(Subresource::Approval)
+            }
             _ => Err(ApiError::path_not_found()),
         }
     }
@@ -49,7 +61,9 @@ impl Subresource {
     /// parent's for `status`, `autoscaling/v1` `Scale` for `scale`.
     pub(crate) fn body_type(self, info: &ResourceInfo) -> (String, &'static str) {
         match self {
-            Subresource::Status => (info.api_version(), info.kind),
+            Subresource::Status | Subresource::Finalize | Subresource::Approval => {
+                (info.api_version(), info.kind)
+            }
             Subresource::Scale => ("autoscaling/v1".to_string(), "Scale"),
         }
     }
@@ -70,7 +84,9 @@ pub fn has_scale(info: &ResourceInfo) -> bool {
 /// `status`, an `autoscaling/v1` `Scale` (its metadata only) for `scale`.
 fn view_schema(sub: Subresource, info: &ResourceInfo) -> &'static StructMeta {
     match sub {
-        Subresource::Status => strategy_for(info).patch_meta(),
+        Subresource::Status | Subresource::Finalize | Subresource::Approval => {
+            strategy_for(info).patch_meta()
+        }
         Subresource::Scale => &patch_meta::METADATA_ONLY,
     }
 }
@@ -78,12 +94,13 @@ fn view_schema(sub: Subresource, info: &ResourceInfo) -> &'static StructMeta {
 /// What a subresource shows of `obj`.
 fn view(sub: Subresource, obj: &Object) -> Value {
     match sub {
-        Subresource::Status => serde_json::to_value(obj).unwrap_or(Value::Null),
         Subresource::Scale => scale_of(obj),
+        _ => serde_json::to_value(obj).unwrap_or(Value::Null),
     }
 }
 
-/// Mirrors `scaleFromDeployment`: an `autoscaling/v1` `Scale`.
+/// Mirrors `scaleFromDeployment` (and `scaleFromRC`, `scaleFromStatefulSet`,
+/// whose selectors their strategies write): an `autoscaling/v1` `Scale`.
 pub fn scale_of(deployment: &Object) -> Value {
     let mut metadata = json!({
         "name": deployment.name(),
@@ -104,7 +121,7 @@ pub fn scale_of(deployment: &Object) -> Value {
         "spec": { "replicas": replicas },
         "status": {
             "replicas": deployment.data["status"]["replicas"].as_i64().unwrap_or(0),
-            "selector": selector_string(&deployment.data["spec"]["selector"]),
+            "selector": scale_selector(deployment),
         },
     })
 }
@@ -129,17 +146,36 @@ fn apply_view(
                     }
                 }
             }
-            // Upstream decodes the whole object first: bad metadata is a 400.
-            let written: ObjectMeta = match view.get("metadata") {
-                None | Some(Value::Null) => ObjectMeta::default(),
-                Some(metadata) => {
-                    serde_json::from_value(metadata.clone()).map_err(|error| {
-                        ApiError::bad_request(format!("metadata: {error}"))
-                    })?
-                }
-            };
+            let written = written_metadata(view)?;
             strategy_for(info).prepare_for_status_update(&mut next, &written);
             crate::registry::rest::omit_empty_metadata(&mut next.metadata);
+        }
+        Subresource::Finalize => {
+            // `namespaceFinalizeStrategy.PrepareForUpdate`: only the status
+            // stays; `ValidateNamespaceFinalizeUpdate` checks the names.
+            next.data["spec"] = view.get("spec").cloned().unwrap_or(Value::Null);
+            let written = written_metadata(view)?;
+            strategy_for(info).prepare_for_status_update(&mut next, &written);
+            let errors =
+                crate::apis::core::validation::validate_namespace_finalizers(
+                    &next.data,
+                );
+            crate::registry::rest::invalid(info, current.name(), &errors)?;
+        }
+        Subresource::Approval => {
+            // `csrApprovalStrategy.PrepareForUpdate`: the conditions change
+            // (their times filled as `populateConditionTimestamps` fills
+            // them), nothing else.
+            let mut conditions = view["status"]["conditions"].clone();
+            populate_condition_timestamps(
+                &mut conditions,
+                &current.data["status"]["conditions"],
+            );
+            next.data["status"]["conditions"] = conditions;
+            let errors = crate::apis::certificates::validation::validate_conditions(
+                &next.data,
+            );
+            crate::registry::rest::invalid(info, current.name(), &errors)?;
         }
         Subresource::Scale => {
             let replicas = &view["spec"]["replicas"];
@@ -160,6 +196,52 @@ fn apply_view(
     next.metadata.resource_version = None;
     next.metadata.generation = next_generation(&next, current, false);
     Ok(next)
+}
+
+/// The metadata a written view carries. Upstream decodes the whole object
+/// first: bad metadata is a 400.
+fn written_metadata(view: &Value) -> Result<ObjectMeta, ApiError> {
+    match view.get("metadata") {
+        None | Some(Value::Null) => Ok(ObjectMeta::default()),
+        Some(metadata) => serde_json::from_value(metadata.clone())
+            .map_err(|error| ApiError::bad_request(format!("metadata: {error}"))),
+    }
+}
+
+/// The selector a scale shows, as the kind's strategy writes it.
+fn scale_selector(obj: &Object) -> String {
+    let info = obj.types.as_ref().and_then(|t| {
+        ResourceInfo::BUILTIN
+            .iter()
+            .find(|i| i.kind == t.kind && i.api_version() == t.api_version)
+    });
+    match info {
+        Some(info) => strategy_for(info).scale_selector(obj),
+        None => selector_string(&obj.data["spec"]["selector"]),
+    }
+}
+
+/// Mirrors `populateConditionTimestamps`: a condition without a
+/// `lastUpdateTime` is updated now; one without a `lastTransitionTime` keeps
+/// the old one of the same type and status, or moves now.
+fn populate_condition_timestamps(conditions: &mut Value, old: &Value) {
+    let now = crate::registry::rest::now();
+    for condition in conditions.as_array_mut().into_iter().flatten() {
+        if condition["lastUpdateTime"].is_null() {
+            condition["lastUpdateTime"] = serde_json::json!(now);
+        }
+        if condition["lastTransitionTime"].is_null() {
+            let same = crate::apis::items(old).iter().find(|o| {
+                o["type"] == condition["type"] && o["status"] == condition["status"]
+            });
+            condition["lastTransitionTime"] = match same {
+                Some(old) if !old["lastTransitionTime"].is_null() => {
+                    old["lastTransitionTime"].clone()
+                }
+                _ => serde_json::json!(now),
+            };
+        }
+    }
 }
 
 /// The resourceVersion a view asks for, as a precondition ("" for none).
@@ -240,6 +322,8 @@ async fn write(
             let name = match sub {
                 Subresource::Status => "status",
                 Subresource::Scale => "scale",
+                Subresource::Finalize => "finalize",
+                Subresource::Approval => "approval",
             };
             crate::fieldmanager::update_no_errors(
                 &info,

@@ -42,6 +42,16 @@ pub(crate) async fn update(
     ensure_namespace(&info, &mut obj, namespace)?;
     let wanted_rv = obj.resource_version().to_string();
     parse_resource_version(&wanted_rv)?;
+    // `Store.Update`: a kind that does not `AllowUnconditionalUpdate` needs
+    // the resourceVersion the client read.
+    if wanted_rv.is_empty() && !resource.strategy.allow_unconditional_update() {
+        return Err(ApiError::invalid(
+            &info.qualified_resource(),
+            name,
+            "metadata.resourceVersion",
+            "Invalid value: 0: must be specified for an update",
+        ));
+    }
     let key = object_key(&info, namespace, name);
     let update = move |current: &Object, rejected: &Rejection| {
         if !wanted_rv.is_empty() && wanted_rv != current.resource_version() {

@@ -17,6 +17,29 @@
 //! | `pkg/registry/apps/deployment/strategy.go`                | [`apps::deployment::strategy`] |
 //! | `pkg/registry/apps/replicaset/strategy.go`                | [`apps::replicaset::strategy`] |
 //! | `pkg/registry/coordination/lease/strategy.go`             | [`coordination::lease::strategy`] |
+//! | `pkg/registry/core/service/strategy.go` | [`core::service::strategy`] |
+//! | `pkg/registry/core/endpoint/strategy.go` | [`core::endpoint::strategy`] |
+//! | `pkg/registry/core/persistentvolume/strategy.go` | [`core::persistentvolume::strategy`] |
+//! | `pkg/registry/core/persistentvolumeclaim/strategy.go` | [`core::persistentvolumeclaim::strategy`] |
+//! | `pkg/registry/core/replicationcontroller/strategy.go` | [`core::replicationcontroller::strategy`] |
+//! | `pkg/registry/core/serviceaccount/strategy.go` | [`core::serviceaccount::strategy`] |
+//! | `pkg/registry/core/resourcequota/strategy.go` | [`core::resourcequota::strategy`] |
+//! | `pkg/registry/apps/statefulset/strategy.go` | [`apps::statefulset::strategy`] |
+//! | `pkg/registry/apps/daemonset/strategy.go` | [`apps::daemonset::strategy`] |
+//! | `pkg/registry/apps/controllerrevision/strategy.go` | [`apps::controllerrevision::strategy`] |
+//! | `pkg/registry/batch/job/strategy.go` | [`batch::job::strategy`] |
+//! | `pkg/registry/batch/cronjob/strategy.go` | [`batch::cronjob::strategy`] |
+//! | `pkg/registry/certificates/certificates/strategy.go` | [`certificates::certificates::strategy`] |
+//! | `pkg/registry/discovery/endpointslice/strategy.go` | [`discovery::endpointslice::strategy`] |
+//! | `pkg/registry/policy/poddisruptionbudget/strategy.go` | [`policy::poddisruptionbudget::strategy`] |
+//! | `pkg/registry/storage/csidriver/strategy.go` | [`storage::csidriver::strategy`] |
+//! | `pkg/registry/storage/csinode/strategy.go` | [`storage::csinode::strategy`] |
+//! | `pkg/registry/storage/csistoragecapacity/strategy.go` | [`storage::csistoragecapacity::strategy`] |
+//! | `pkg/registry/storage/storageclass/strategy.go` | [`storage::storageclass::strategy`] |
+//! | `pkg/registry/node/runtimeclass/strategy.go` | [`node::runtimeclass::strategy`] |
+//! | `pkg/registry/storage/volumeattachment/strategy.go` | [`storage::volumeattachment::strategy`] |
+//! | `pkg/registry/core/service/storage/alloc.go`              | [`core::service::storage::alloc`] |
+//! | `pkg/registry/core/pod/storage/eviction.go`               | [`core::pod::storage::eviction`] |
 //!
 //! A kind's names, etcd prefix and field labels are its [`ResourceInfo`]; every
 //! other rule is its strategy's, found by [`strategy_for`]. Serving a new kind
@@ -40,10 +63,14 @@ pub mod generic {
     pub mod registry;
 }
 
-/// `pkg/registry/core`: the core group's kinds.
+/// `pkg/registry/core`.: the core group's kinds.
 pub mod core {
     /// `pkg/registry/core/configmap`.
     pub mod configmap {
+        pub mod strategy;
+    }
+    /// `pkg/registry/core/endpoint`.
+    pub mod endpoint {
         pub mod strategy;
     }
     /// `pkg/registry/core/event`.
@@ -58,18 +85,58 @@ pub mod core {
     pub mod node {
         pub mod strategy;
     }
+    /// `pkg/registry/core/persistentvolume`.
+    pub mod persistentvolume {
+        pub mod strategy;
+    }
+    /// `pkg/registry/core/persistentvolumeclaim`.
+    pub mod persistentvolumeclaim {
+        pub mod strategy;
+    }
     /// `pkg/registry/core/pod`.
     pub mod pod {
+        pub mod strategy;
+        /// `pkg/registry/core/pod/storage`.
+        pub mod storage {
+            pub mod eviction;
+        }
+    }
+    /// `pkg/registry/core/replicationcontroller`.
+    pub mod replicationcontroller {
+        pub mod strategy;
+    }
+    /// `pkg/registry/core/resourcequota`.
+    pub mod resourcequota {
         pub mod strategy;
     }
     /// `pkg/registry/core/secret`.
     pub mod secret {
         pub mod strategy;
     }
+    /// `pkg/registry/core/service`.
+    pub mod service {
+        pub mod strategy;
+        /// `pkg/registry/core/service/storage`.
+        pub mod storage {
+            pub mod alloc;
+        }
+    }
+    /// `pkg/registry/core/serviceaccount`.
+    pub mod serviceaccount {
+        pub mod strategy;
+    }
 }
 
 /// `pkg/registry/apps`.
 pub mod apps {
+    /// `pkg/registry/apps/controllerrevision`.
+    pub mod controllerrevision {
+        pub mod strategy;
+    }
+    /// `pkg/registry/apps/daemonset`.
+    pub mod daemonset {
+        pub mod strategy;
+    }
     /// `pkg/registry/apps/deployment`.
     pub mod deployment {
         pub mod strategy;
@@ -78,12 +145,86 @@ pub mod apps {
     pub mod replicaset {
         pub mod strategy;
     }
+    /// `pkg/registry/apps/statefulset`.
+    pub mod statefulset {
+        pub mod strategy;
+    }
+}
+
+/// `pkg/registry/batch`.
+pub mod batch {
+    /// `pkg/registry/batch/cronjob`.
+    pub mod cronjob {
+        pub mod strategy;
+    }
+    /// `pkg/registry/batch/job`.
+    pub mod job {
+        pub mod strategy;
+    }
+}
+
+/// `pkg/registry/certificates`.
+pub mod certificates {
+    /// `pkg/registry/certificates/certificates`.
+    // Upstream's path repeats the group: `certificates/certificates`.
+    #[allow(clippy::module_inception)]
+    pub mod certificates {
+        pub mod strategy;
+    }
 }
 
 /// `pkg/registry/coordination`.
 pub mod coordination {
     /// `pkg/registry/coordination/lease`.
     pub mod lease {
+        pub mod strategy;
+    }
+}
+
+/// `pkg/registry/discovery`.
+pub mod discovery {
+    /// `pkg/registry/discovery/endpointslice`.
+    pub mod endpointslice {
+        pub mod strategy;
+    }
+}
+
+/// `pkg/registry/node`.
+pub mod node {
+    /// `pkg/registry/node/runtimeclass`.
+    pub mod runtimeclass {
+        pub mod strategy;
+    }
+}
+
+/// `pkg/registry/policy`.
+pub mod policy {
+    /// `pkg/registry/policy/poddisruptionbudget`.
+    pub mod poddisruptionbudget {
+        pub mod strategy;
+    }
+}
+
+/// `pkg/registry/storage`.
+pub mod storage {
+    /// `pkg/registry/storage/csidriver`.
+    pub mod csidriver {
+        pub mod strategy;
+    }
+    /// `pkg/registry/storage/csinode`.
+    pub mod csinode {
+        pub mod strategy;
+    }
+    /// `pkg/registry/storage/csistoragecapacity`.
+    pub mod csistoragecapacity {
+        pub mod strategy;
+    }
+    /// `pkg/registry/storage/storageclass`.
+    pub mod storageclass {
+        pub mod strategy;
+    }
+    /// `pkg/registry/storage/volumeattachment`.
+    pub mod volumeattachment {
         pub mod strategy;
     }
 }
@@ -121,6 +262,87 @@ pub static STRATEGIES: &[(&ResourceInfo, &dyn Strategy)] = &[
     (
         &ResourceInfo::LEASES,
         &coordination::lease::strategy::LeaseStrategy,
+    ),
+    (
+        &ResourceInfo::SERVICES,
+        &core::service::strategy::ServiceStrategy,
+    ),
+    (
+        &ResourceInfo::ENDPOINTS,
+        &core::endpoint::strategy::EndpointsStrategy,
+    ),
+    (
+        &ResourceInfo::PERSISTENT_VOLUMES,
+        &core::persistentvolume::strategy::PersistentVolumeStrategy,
+    ),
+    (
+        &ResourceInfo::PERSISTENT_VOLUME_CLAIMS,
+        &core::persistentvolumeclaim::strategy::PersistentVolumeClaimStrategy,
+    ),
+    (
+        &ResourceInfo::REPLICATION_CONTROLLERS,
+        &core::replicationcontroller::strategy::ReplicationControllerStrategy,
+    ),
+    (
+        &ResourceInfo::SERVICE_ACCOUNTS,
+        &core::serviceaccount::strategy::ServiceAccountStrategy,
+    ),
+    (
+        &ResourceInfo::RESOURCE_QUOTAS,
+        &core::resourcequota::strategy::ResourceQuotaStrategy,
+    ),
+    (
+        &ResourceInfo::STATEFUL_SETS,
+        &apps::statefulset::strategy::StatefulSetStrategy,
+    ),
+    (
+        &ResourceInfo::DAEMON_SETS,
+        &apps::daemonset::strategy::DaemonSetStrategy,
+    ),
+    (
+        &ResourceInfo::CONTROLLER_REVISIONS,
+        &apps::controllerrevision::strategy::ControllerRevisionStrategy,
+    ),
+    (&ResourceInfo::JOBS, &batch::job::strategy::JobStrategy),
+    (
+        &ResourceInfo::CRON_JOBS,
+        &batch::cronjob::strategy::CronJobStrategy,
+    ),
+    (
+        &ResourceInfo::CERTIFICATE_SIGNING_REQUESTS,
+        &certificates::certificates::strategy::CsrStrategy,
+    ),
+    (
+        &ResourceInfo::ENDPOINT_SLICES,
+        &discovery::endpointslice::strategy::EndpointSliceStrategy,
+    ),
+    (
+        &ResourceInfo::POD_DISRUPTION_BUDGETS,
+        &policy::poddisruptionbudget::strategy::PodDisruptionBudgetStrategy,
+    ),
+    (
+        &ResourceInfo::CSI_DRIVERS,
+        &storage::csidriver::strategy::CsiDriverStrategy,
+    ),
+    (
+        &ResourceInfo::CSI_NODES,
+        &storage::csinode::strategy::CsiNodeStrategy,
+    ),
+    (
+        &ResourceInfo::CSI_STORAGE_CAPACITIES,
+        &storage::csistoragecapacity::strategy::CsiStorageCapacityStrategy,
+    ),
+    (
+        &ResourceInfo::STORAGE_CLASSES,
+        &storage::storageclass::strategy::StorageClassStrategy,
+    ),
+    (
+        &ResourceInfo::RUNTIME_CLASSES,
+        &node::runtimeclass::strategy::RuntimeClassStrategy,
+    ),
+    (
+        &ResourceInfo::VOLUME_ATTACHMENTS,
+        &storage::volumeattachment::strategy::VolumeAttachmentStrategy,
     ),
 ];
 
@@ -286,14 +508,71 @@ mod tests {
             .collect();
         assert_eq!(
             with_status,
-            ["pods", "namespaces", "nodes", "deployments", "replicasets"]
+            [
+                "pods",
+                "namespaces",
+                "nodes",
+                "deployments",
+                "replicasets",
+                "services",
+                "persistentvolumes",
+                "persistentvolumeclaims",
+                "replicationcontrollers",
+                "resourcequotas",
+                "statefulsets",
+                "daemonsets",
+                "jobs",
+                "cronjobs",
+                "certificatesigningrequests",
+                "poddisruptionbudgets",
+                "volumeattachments"
+            ]
         );
         let with_scale: Vec<&str> = ResourceInfo::BUILTIN
             .iter()
             .filter(|info| strategy_for(info).has_scale_subresource())
             .map(|info| info.plural)
             .collect();
-        assert_eq!(with_scale, ["deployments", "replicasets"]);
+        assert_eq!(
+            with_scale,
+            [
+                "deployments",
+                "replicasets",
+                "replicationcontrollers",
+                "statefulsets"
+            ]
+        );
+        // Every served kind has a strategy of its own, whose printer and
+        // patch metadata name the kind.
+        for info in ResourceInfo::BUILTIN {
+            assert!(
+                STRATEGIES.iter().any(|(served, _)| *served == info),
+                "{} has no strategy",
+                info.plural
+            );
+            let go_type = strategy_for(info).patch_meta().go_type;
+            assert!(
+                go_type == info.kind || go_type == "ObjectWithMetadata",
+                "{}: {go_type}",
+                info.plural
+            );
+        }
+        let no_unconditional: Vec<&str> = ResourceInfo::BUILTIN
+            .iter()
+            .filter(|info| !strategy_for(info).allow_unconditional_update())
+            .map(|info| info.plural)
+            .collect();
+        assert_eq!(
+            no_unconditional,
+            [
+                "poddisruptionbudgets",
+                "csidrivers",
+                "csinodes",
+                "csistoragecapacities",
+                "volumeattachments",
+                "runtimeclasses"
+            ]
+        );
         assert_eq!(
             strategy_for(&ResourceInfo::NAMESPACES).name_rule(),
             NameRule::DnsLabel

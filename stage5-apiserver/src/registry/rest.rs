@@ -12,10 +12,13 @@
 //! | Go (k8s.io/apiserver, and each kind's `strategy.go`) | Rust                              |
 //! |------------------------------------------------------|-----------------------------------|
 //! | scheme defaulting (`SetObjectDefaults_*`)            | [`Strategy::set_defaults`]        |
-//! | `RESTCreateStrategy.PrepareForCreate`, `Validate`    | [`Strategy::prepare_for_create`], [`Strategy::validate`] |
-//! | `RESTUpdateStrategy.PrepareForUpdate`, `ValidateUpdate` | [`Strategy::prepare_for_update`], [`Strategy::validate_update`] |
+//! | `RESTCreateStrategy.PrepareForCreate`, `Validate`    | [`Strategy::prepare_for_create`], [`Strategy::validate`], [`Strategy::validate_fields`] |
+//! | `Store.BeginCreate`                                  | [`Strategy::begin_create`]        |
+//! | `RESTUpdateStrategy.PrepareForUpdate`, `ValidateUpdate` | [`Strategy::prepare_for_update`], [`Strategy::validate_update`], [`Strategy::validate_fields_update`] |
 //! | `ValidateObjectMeta`'s `ValidateNameFunc`            | [`Strategy::name_rule`]           |
 //! | the registry's `StatusREST`, `ScaleREST`, `BindingREST` | [`Strategy::has_status_subresource`], [`Strategy::has_scale_subresource`], [`Strategy::has_binding_subresource`] |
+//! | `EvictionREST`, `FinalizeREST`, `ApprovalREST`       | [`Strategy::has_eviction_subresource`], [`Strategy::has_finalize_subresource`], [`Strategy::has_approval_subresource`] |
+//! | `AllowUnconditionalUpdate`, `DefaultGarbageCollectionPolicy` | [`Strategy::allow_unconditional_update`], [`Strategy::orphans_dependents_by_default`] |
 //! | `RESTGracefulDeleteStrategy.CheckGracefulDelete`     | [`Strategy::check_graceful_delete`] |
 //! | `TableConvertor` (`printersinternal.AddHandlers`)    | [`Strategy::table_handler`]       |
 //! | the kind's `patchStrategy` tags, OpenAPI schema, `New()` | [`Strategy::patch_meta`], [`Strategy::field_schema`], [`Strategy::new_object`] |
@@ -28,11 +31,12 @@ use apimachinery::api::validation::objectmeta::{
 use apimachinery::util::managedfields::typeconverter;
 use apimachinery::util::strategicpatch::{StructMeta, meta as patch_meta};
 use apimachinery::util::validation::field::{ErrorList, FieldError};
+use futures::future::BoxFuture;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, StatusCause};
 use rand::RngExt as _;
 use schemars::{Schema as SchemaObject, SchemaGenerator};
 use serde_json::{Value, json};
-use stage5_storage::{Object, ResourceInfo};
+use stage5_storage::{Object, ResourceInfo, Storage};
 use structured_merge_diff::schema::Schema;
 
 use crate::printers::{TableHandler, internalversion};
@@ -51,6 +55,23 @@ pub trait Strategy: Send + Sync {
     /// Mirrors `PrepareForCreate`: what a new object gets whatever the client
     /// sent (a pod's status, a namespace's finalizer).
     fn prepare_for_create(&self, _obj: &mut Object) {}
+
+    /// The part of `PrepareForCreate` that reads who asks
+    /// (`genericapirequest.UserFrom(ctx)`): `user` is the authenticated user,
+    /// `None` when the server authenticates nobody. Only a certificate signing
+    /// request records it.
+    fn prepare_for_create_by(&self, _obj: &mut Object, _user: Option<&str>) {}
+
+    /// Mirrors the registry `Store`'s `BeginCreate` hook: what a create does
+    /// with the kind's storage once the object is valid and before it is
+    /// stored (a service's cluster IP and node ports). Most kinds do nothing.
+    fn begin_create<'a>(
+        &'a self,
+        _storage: &'a dyn Storage,
+        _obj: &'a mut Object,
+    ) -> BoxFuture<'a, Result<(), ApiError>> {
+        Box::pin(async { Ok(()) })
+    }
 
     /// Mirrors `PrepareForUpdate` of a write to the main resource: a kind with
     /// a status subresource keeps its status ([`keep_status`]), and the
@@ -77,20 +98,37 @@ pub trait Strategy: Send + Sync {
     }
 
     /// Mirrors `Validate`: every served kind's starts with `ValidateObjectMeta`
-    /// under its name rule.
+    /// under its name rule, then checks the kind's own fields.
     fn validate(&self, info: &ResourceInfo, obj: &Object) -> ErrorList {
-        validate_object_meta(&obj.metadata, info.namespaced, self.name_rule())
+        let mut errors =
+            validate_object_meta(&obj.metadata, info.namespaced, self.name_rule());
+        errors.extend(self.validate_fields(obj));
+        errors
+    }
+
+    /// The kind's own rules for its fields (its `Validate…` in
+    /// `pkg/apis/<group>/validation`, [`crate::apis`]); none by default.
+    fn validate_fields(&self, _obj: &Object) -> ErrorList {
+        ErrorList::new()
     }
 
     /// Mirrors `ValidateUpdate`: every served kind's starts with
-    /// `ValidateObjectMetaUpdate`.
+    /// `ValidateObjectMetaUpdate`, then checks the kind's own fields.
     fn validate_update(
         &self,
         _info: &ResourceInfo,
         new: &Object,
         old: &Object,
     ) -> ErrorList {
-        validate_object_meta_update(&new.metadata, &old.metadata)
+        let mut errors = validate_object_meta_update(&new.metadata, &old.metadata);
+        errors.extend(self.validate_fields_update(new, old));
+        errors
+    }
+
+    /// The kind's own rules for an update of its fields (its
+    /// `Validate…Update`); by default those of a new object.
+    fn validate_fields_update(&self, new: &Object, _old: &Object) -> ErrorList {
+        self.validate_fields(new)
     }
 
     /// Whether the registry has a `status` subresource (a `StatusREST`).
@@ -106,6 +144,46 @@ pub trait Strategy: Send + Sync {
     /// Whether the registry has a `binding` subresource (the pod registry's
     /// `BindingREST`).
     fn has_binding_subresource(&self) -> bool {
+        false
+    }
+
+    /// Whether the registry has a pod's `eviction` subresource (the pod
+    /// registry's `EvictionREST`).
+    fn has_eviction_subresource(&self) -> bool {
+        false
+    }
+
+    /// Whether the registry has a namespace's `finalize` subresource
+    /// (`FinalizeREST`).
+    fn has_finalize_subresource(&self) -> bool {
+        false
+    }
+
+    /// Whether the registry has a certificate signing request's `approval`
+    /// subresource (`ApprovalREST`).
+    fn has_approval_subresource(&self) -> bool {
+        false
+    }
+
+    /// The selector a `scale` subresource shows as `status.selector`: a
+    /// `LabelSelector`'s string (`metav1.LabelSelectorAsSelector`), as the apps
+    /// kinds' `scaleFrom…` write it.
+    fn scale_selector(&self, obj: &Object) -> String {
+        apimachinery::labels::selector_string(&obj.data["spec"]["selector"])
+    }
+
+    /// Mirrors `RESTUpdateStrategy.AllowUnconditionalUpdate`: whether a `PUT`
+    /// without a resourceVersion may overwrite whatever is stored. A kind that
+    /// says no gets 422 for such a write.
+    fn allow_unconditional_update(&self) -> bool {
+        true
+    }
+
+    /// Mirrors `GarbageCollectionDeleteStrategy.DefaultGarbageCollectionPolicy`:
+    /// whether a delete that names no propagation policy orphans the
+    /// object's dependents (`OrphanDependents`, the `orphan` finalizer), as
+    /// `v1` ReplicationControllers and `batch/v1` Jobs do for compatibility.
+    fn orphans_dependents_by_default(&self) -> bool {
         false
     }
 
@@ -246,7 +324,7 @@ pub fn validate_update(
 }
 
 /// `apierrors.NewInvalid(kind.GroupKind(), name, errs)` when there are errors.
-fn invalid(
+pub fn invalid(
     info: &ResourceInfo,
     name: &str,
     errors: &[FieldError],

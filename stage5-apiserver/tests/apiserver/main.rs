@@ -29,6 +29,10 @@
 //!   protobuf, read with k8s-pb, equal to the JSON answers;
 //! - [`debug_ui`]: the live page `/debug/ui` in headless Chromium: events,
 //!   watchers, a watcher closed as too slow and a relist after a 410;
+//! - [`kinds`]: the 21 kinds the real control plane needs, through
+//!   kube-client and kubectl on both backends: every verb, the status and
+//!   scale subresources, eviction against a disruption budget, a namespace's
+//!   finalize, a CSR's approval, a service's addresses;
 //! - [`validation`]: object metadata validation, answered 422 `Invalid` as
 //!   kube-apiserver answers it, on create, update and patch.
 
@@ -38,6 +42,7 @@ mod end_to_end_example;
 mod fault_convergence;
 #[cfg(feature = "etcd")]
 mod ha_haproxy;
+mod kinds;
 mod kubectl_workshop;
 mod protobuf;
 mod resource_version_limits;

@@ -135,8 +135,16 @@ async fn every_answer_in_protobuf_equals_the_json_one(server: RunningServer) {
         assert_eq!(created.status, 201, "{}", created.body);
     }
 
-    // Lists, from the watch cache (`resourceVersion=0`) and from storage.
-    for query in ["?resourceVersion=0", ""] {
+    // Lists, from the watch cache and from storage. The cache may answer
+    // `resourceVersion=0` from before the creates (any version will do), so
+    // it is asked for one at least as new as the last create.
+    let created_rv = http.get(PODS).await.body["metadata"]["resourceVersion"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let from_cache =
+        format!("?resourceVersion={created_rv}&resourceVersionMatch=NotOlderThan");
+    for query in [from_cache.as_str(), ""] {
         let path = format!("{PODS}{query}");
         let json = http.get(&path).await;
         let (status, content_type, body) = get_bytes(&http, &path, PROTOBUF).await;
@@ -188,7 +196,7 @@ async fn every_answer_in_protobuf_equals_the_json_one(server: RunningServer) {
     // Metadata alone, as the garbage collector's metadata informers ask.
     let accept = "application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1";
     let (status, _, body) =
-        get_bytes(&http, &format!("{PODS}?resourceVersion=0"), accept).await;
+        get_bytes(&http, &format!("{PODS}{from_cache}"), accept).await;
     assert_eq!(status, 200);
     let (kind, raw) = unwrap(&body);
     assert_eq!(kind, "PartialObjectMetadataList");
@@ -207,7 +215,7 @@ async fn every_answer_in_protobuf_equals_the_json_one(server: RunningServer) {
     assert_eq!(names, ["a", "b", "c"]);
     let json_metadata = http
         .get_accept(
-            &format!("{PODS}?resourceVersion=0"),
+            &format!("{PODS}{from_cache}"),
             "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1",
         )
         .await;

@@ -219,7 +219,20 @@ async fn kubectl_get_all_api_resources_and_events() {
         .await;
     let mut in_all: Vec<&str> = in_all.lines().collect();
     in_all.sort_unstable();
-    assert_eq!(in_all, ["deployments.apps", "pods", "replicasets.apps"]);
+    assert_eq!(
+        in_all,
+        [
+            "cronjobs.batch",
+            "daemonsets.apps",
+            "deployments.apps",
+            "jobs.batch",
+            "pods",
+            "replicasets.apps",
+            "replicationcontrollers",
+            "services",
+            "statefulsets.apps"
+        ]
+    );
 
     // `get all` lists the pods and deployments of the namespace, nothing else.
     let file = kubectl.path("objects.yaml");

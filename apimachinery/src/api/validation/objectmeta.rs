@@ -23,9 +23,9 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use crate::util::validation::field::{ErrorList, FieldError};
 use crate::util::validation::{
-    TOTAL_ANNOTATION_SIZE_LIMIT_B, is_dns1123_label, is_dns1123_subdomain,
-    is_path_segment_name, is_path_segment_prefix, is_qualified_name,
-    is_valid_label_value,
+    TOTAL_ANNOTATION_SIZE_LIMIT_B, is_dns1035_label, is_dns1123_label,
+    is_dns1123_subdomain, is_path_segment_name, is_path_segment_prefix,
+    is_qualified_name, is_valid_label_value,
 };
 
 /// Mirrors `maskTrailingDash`: a `generateName` may end in `-`, so the check sees
@@ -51,6 +51,8 @@ pub enum NameRule {
     DnsSubdomain,
     /// `NameIsDNSLabel`, which is `ValidateNamespaceName`.
     DnsLabel,
+    /// `NameIsDNS1035Label`, which is `ValidateServiceName`.
+    Dns1035Label,
     /// `validatePathSegment` (`rest.BeforeUpdate`'s common checks).
     PathSegment,
 }
@@ -62,6 +64,14 @@ impl NameRule {
         match self {
             NameRule::PathSegment if prefix => is_path_segment_prefix(name),
             NameRule::PathSegment => is_path_segment_name(name),
+            NameRule::Dns1035Label => {
+                let name = if prefix {
+                    mask_trailing_dash(name)
+                } else {
+                    name.to_string()
+                };
+                is_dns1035_label(&name)
+            }
             NameRule::DnsSubdomain | NameRule::DnsLabel => {
                 let name = if prefix {
                     mask_trailing_dash(name)

@@ -1,11 +1,13 @@
 //! The patch metadata of a kind: mirrors apimachinery's
 //! [`pkg/util/strategicpatch/meta.go`] (`PatchMetaFromStruct`,
 //! `LookupPatchMetadataForStruct`, `LookupPatchMetadataForSlice`) and the
-//! `patchStrategy` and `patchMergeKey` struct tags of `k8s.io/api`
-//! (`core/v1/types.go`, `apps/v1/types.go`, `apimachinery`'s `meta/v1/types.go`),
-//! which `PatchMetaFromStruct` reads by reflection. With no reflection here, the
-//! tags of the served kinds are written out below, and each kind's registry
-//! strategy names its root ([`POD`], [`DEPLOYMENT`], ...).
+//! `patchStrategy` and `patchMergeKey` struct tags of `k8s.io/api` v0.36.0
+//! (`core/v1`, `apps/v1`, `batch/v1`, `certificates/v1`, `discovery/v1`,
+//! `policy/v1`, `storage/v1` and `node/v1` `types.go`, `apimachinery`'s
+//! `meta/v1/types.go`), which `PatchMetaFromStruct` reads by reflection. With no
+//! reflection here, the tags of the served kinds are written out below, and each
+//! kind's registry strategy names its root ([`POD`], [`DEPLOYMENT`],
+//! [`SERVICE`], ...).
 //!
 //! Go finds a field's metadata by walking the struct types from the root kind;
 //! here each Go struct that leads to a tagged list is a [`StructMeta`], with only
@@ -46,11 +48,27 @@
 //! | namespace `status.conditions`                         | merge              | `type`           |
 //! | node `spec.podCIDRs`                                  | merge (a set)      | —                |
 //! | node `status.conditions`, `status.addresses`          | merge              | `type`           |
+//! | service `spec.ports`                                  | merge              | `port`           |
+//! | service `status.conditions`                           | merge              | `type`           |
+//! | service account `secrets`                             | merge              | `name`           |
+//! | persistent volume claim `status.conditions`           | merge              | `type`           |
+//! | replication controller, stateful set, daemon set, job `spec.template` (as a deployment's) | — | — |
+//! | cron job `spec.jobTemplate.spec.template` (the same)  | —                  | —                |
+//! | replication controller, stateful set, daemon set, job `status.conditions` | merge | `type`   |
+//! | pod disruption budget `spec.selector`                 | replace            | —                |
+//! | pod disruption budget `status.conditions`             | merge              | `type`           |
+//! | CSI node `spec.drivers`                               | merge              | `name`           |
 //!
-//! ConfigMaps, Secrets, Events and the `autoscaling/v1` `Scale` have only their
+//! ConfigMaps, Secrets, Events, the `autoscaling/v1` `Scale`, Endpoints,
+//! PersistentVolumes, ResourceQuotas, ControllerRevisions,
+//! CertificateSigningRequests, EndpointSlices, CSIDrivers, CSIStorageCapacities,
+//! StorageClasses, VolumeAttachments and RuntimeClasses have only their
 //! `metadata`'s. Untagged, so replaced by a patch: `tolerations`, `taints`,
 //! a container's `envFrom` and `resizePolicy`, `containerStatuses`, a
-//! namespace's `spec.finalizers`, a selector's `matchExpressions`.
+//! namespace's `spec.finalizers`, a selector's `matchExpressions`, an
+//! Endpoints' `subsets`, an EndpointSlice's `endpoints` and `ports`, a stateful
+//! set's `volumeClaimTemplates`, a CSR's `status.conditions` (keyed by `type`
+//! for server-side apply only), a cron job's `status.active`.
 //!
 //! `retainKeys` only tells a client's diff (`kubectl apply`) to send a
 //! `$retainKeys` directive; applying a patch honours that directive wherever
@@ -69,6 +87,10 @@ pub enum PatchStrategy {
     RetainKeys,
     /// `patchStrategy:"merge,retainKeys"`: both.
     MergeRetainKeys,
+    /// `patchStrategy:"replace"`: a struct is replaced whole by a patch's, not
+    /// merged key by key (`mergeMapHandler`); a pod disruption budget's
+    /// `spec.selector`.
+    Replace,
 }
 
 impl PatchStrategy {
@@ -128,6 +150,12 @@ impl Lookup {
     /// Whether a list under this field merges.
     pub fn merges(&self) -> bool {
         self.strategy.is_some_and(PatchStrategy::merges)
+    }
+
+    /// Whether a map under this field is replaced whole by the patch's
+    /// (`mergeMapHandler`'s `fieldPatchStrategy == replaceDirective`).
+    pub fn replaces(&self) -> bool {
+        self.strategy == Some(PatchStrategy::Replace)
     }
 }
 
@@ -375,6 +403,266 @@ pub static NODE: StructMeta = StructMeta {
     ],
 };
 
+/// `batch/v1.JobSpec` (a job's, and a cron job's `jobTemplate`'s).
+pub static JOB_SPEC: StructMeta = StructMeta {
+    go_type: "JobSpec",
+    fields: &[field("template", &POD_TEMPLATE_SPEC)],
+};
+
+/// The fields of a kind whose only tagged lists are its `metadata`'s.
+const METADATA: &[FieldMeta] = &[field("metadata", &OBJECT_META)];
+
+/// A kind whose only tagged lists are its `metadata`'s, under its own name.
+const fn metadata_only(go_type: &'static str) -> StructMeta {
+    StructMeta {
+        go_type,
+        fields: METADATA,
+    }
+}
+
+/// `core/v1.Service`.
+pub static SERVICE: StructMeta = StructMeta {
+    go_type: "Service",
+    fields: &[
+        field("metadata", &OBJECT_META),
+        field(
+            "spec",
+            &StructMeta {
+                go_type: "ServiceSpec",
+                fields: &[merge_by("ports", "port", &leaf("ServicePort"))],
+            },
+        ),
+        field(
+            "status",
+            &StructMeta {
+                go_type: "ServiceStatus",
+                fields: &[merge_by("conditions", "type", &leaf("Condition"))],
+            },
+        ),
+    ],
+};
+
+/// `core/v1.Endpoints`: its `subsets` are untagged.
+pub static ENDPOINTS: StructMeta = metadata_only("Endpoints");
+
+/// `core/v1.PersistentVolume`.
+pub static PERSISTENT_VOLUME: StructMeta = metadata_only("PersistentVolume");
+
+/// `core/v1.PersistentVolumeClaim`.
+pub static PERSISTENT_VOLUME_CLAIM: StructMeta = StructMeta {
+    go_type: "PersistentVolumeClaim",
+    fields: &[
+        field("metadata", &OBJECT_META),
+        field(
+            "status",
+            &StructMeta {
+                go_type: "PersistentVolumeClaimStatus",
+                fields: &[merge_by(
+                    "conditions",
+                    "type",
+                    &leaf("PersistentVolumeClaimCondition"),
+                )],
+            },
+        ),
+    ],
+};
+
+/// `core/v1.ReplicationController`.
+pub static REPLICATION_CONTROLLER: StructMeta = StructMeta {
+    go_type: "ReplicationController",
+    fields: &[
+        field("metadata", &OBJECT_META),
+        field(
+            "spec",
+            &StructMeta {
+                go_type: "ReplicationControllerSpec",
+                fields: &[field("template", &POD_TEMPLATE_SPEC)],
+            },
+        ),
+        field(
+            "status",
+            &StructMeta {
+                go_type: "ReplicationControllerStatus",
+                fields: &[merge_by(
+                    "conditions",
+                    "type",
+                    &leaf("ReplicationControllerCondition"),
+                )],
+            },
+        ),
+    ],
+};
+
+/// `core/v1.ServiceAccount`.
+pub static SERVICE_ACCOUNT: StructMeta = StructMeta {
+    go_type: "ServiceAccount",
+    fields: &[
+        field("metadata", &OBJECT_META),
+        merge_by("secrets", "name", &leaf("ObjectReference")),
+    ],
+};
+
+/// `core/v1.ResourceQuota`.
+pub static RESOURCE_QUOTA: StructMeta = metadata_only("ResourceQuota");
+
+/// `apps/v1.StatefulSet`.
+pub static STATEFUL_SET: StructMeta = StructMeta {
+    go_type: "StatefulSet",
+    fields: &[
+        field("metadata", &OBJECT_META),
+        field(
+            "spec",
+            &StructMeta {
+                go_type: "StatefulSetSpec",
+                fields: &[field("template", &POD_TEMPLATE_SPEC)],
+            },
+        ),
+        field(
+            "status",
+            &StructMeta {
+                go_type: "StatefulSetStatus",
+                fields: &[merge_by(
+                    "conditions",
+                    "type",
+                    &leaf("StatefulSetCondition"),
+                )],
+            },
+        ),
+    ],
+};
+
+/// `apps/v1.DaemonSet`.
+pub static DAEMON_SET: StructMeta = StructMeta {
+    go_type: "DaemonSet",
+    fields: &[
+        field("metadata", &OBJECT_META),
+        field(
+            "spec",
+            &StructMeta {
+                go_type: "DaemonSetSpec",
+                fields: &[field("template", &POD_TEMPLATE_SPEC)],
+            },
+        ),
+        field(
+            "status",
+            &StructMeta {
+                go_type: "DaemonSetStatus",
+                fields: &[merge_by(
+                    "conditions",
+                    "type",
+                    &leaf("DaemonSetCondition"),
+                )],
+            },
+        ),
+    ],
+};
+
+/// `apps/v1.ControllerRevision`.
+pub static CONTROLLER_REVISION: StructMeta = metadata_only("ControllerRevision");
+
+/// `batch/v1.Job`.
+pub static JOB: StructMeta = StructMeta {
+    go_type: "Job",
+    fields: &[
+        field("metadata", &OBJECT_META),
+        field("spec", &JOB_SPEC),
+        field(
+            "status",
+            &StructMeta {
+                go_type: "JobStatus",
+                fields: &[merge_by("conditions", "type", &leaf("JobCondition"))],
+            },
+        ),
+    ],
+};
+
+/// `batch/v1.CronJob`.
+pub static CRON_JOB: StructMeta = StructMeta {
+    go_type: "CronJob",
+    fields: &[
+        field("metadata", &OBJECT_META),
+        field(
+            "spec",
+            &StructMeta {
+                go_type: "CronJobSpec",
+                fields: &[field(
+                    "jobTemplate",
+                    &StructMeta {
+                        go_type: "JobTemplateSpec",
+                        fields: &[
+                            field("metadata", &OBJECT_META),
+                            field("spec", &JOB_SPEC),
+                        ],
+                    },
+                )],
+            },
+        ),
+    ],
+};
+
+/// `certificates/v1.CertificateSigningRequest`: its `status.conditions` are
+/// untagged.
+pub static CERTIFICATE_SIGNING_REQUEST: StructMeta =
+    metadata_only("CertificateSigningRequest");
+
+/// `discovery/v1.EndpointSlice`.
+pub static ENDPOINT_SLICE: StructMeta = metadata_only("EndpointSlice");
+
+/// `policy/v1.PodDisruptionBudget`.
+pub static POD_DISRUPTION_BUDGET: StructMeta = StructMeta {
+    go_type: "PodDisruptionBudget",
+    fields: &[
+        field("metadata", &OBJECT_META),
+        field(
+            "spec",
+            &StructMeta {
+                go_type: "PodDisruptionBudgetSpec",
+                fields: &[FieldMeta {
+                    strategy: Some(PatchStrategy::Replace),
+                    ..field("selector", &leaf("LabelSelector"))
+                }],
+            },
+        ),
+        field(
+            "status",
+            &StructMeta {
+                go_type: "PodDisruptionBudgetStatus",
+                fields: &[merge_by("conditions", "type", &leaf("Condition"))],
+            },
+        ),
+    ],
+};
+
+/// `storage/v1.CSIDriver`.
+pub static CSI_DRIVER: StructMeta = metadata_only("CSIDriver");
+
+/// `storage/v1.CSINode`.
+pub static CSI_NODE: StructMeta = StructMeta {
+    go_type: "CSINode",
+    fields: &[
+        field("metadata", &OBJECT_META),
+        field(
+            "spec",
+            &StructMeta {
+                go_type: "CSINodeSpec",
+                fields: &[merge_by("drivers", "name", &leaf("CSINodeDriver"))],
+            },
+        ),
+    ],
+};
+
+/// `storage/v1.CSIStorageCapacity`.
+pub static CSI_STORAGE_CAPACITY: StructMeta = metadata_only("CSIStorageCapacity");
+
+/// `storage/v1.StorageClass`.
+pub static STORAGE_CLASS: StructMeta = metadata_only("StorageClass");
+
+/// `storage/v1.VolumeAttachment`.
+pub static VOLUME_ATTACHMENT: StructMeta = metadata_only("VolumeAttachment");
+
+/// `node/v1.RuntimeClass`.
+pub static RUNTIME_CLASS: StructMeta = metadata_only("RuntimeClass");
+
 /// A kind whose only tagged lists are its `metadata`'s: `ConfigMap`, `Secret`,
 /// `Event` (core/v1) and `autoscaling/v1.Scale`.
 pub static METADATA_ONLY: StructMeta = StructMeta {
@@ -410,5 +698,55 @@ mod tests {
             Some(PatchStrategy::MergeRetainKeys)
         );
         assert!(lookup(None, "anything").schema.is_none());
+    }
+
+    #[test]
+    fn the_new_kinds_carry_their_tags() {
+        let ports = lookup(lookup(Some(&SERVICE), "spec").schema, "ports");
+        assert!(ports.merges());
+        assert_eq!(ports.merge_key, "port");
+        let secrets = lookup(Some(&SERVICE_ACCOUNT), "secrets");
+        assert_eq!((secrets.merges(), secrets.merge_key), (true, "name"));
+        let drivers = lookup(lookup(Some(&CSI_NODE), "spec").schema, "drivers");
+        assert_eq!((drivers.merges(), drivers.merge_key), (true, "name"));
+        assert_eq!(drivers.schema.map(|s| s.go_type), Some("CSINodeDriver"));
+
+        // A cron job's pod template is three structs down, and its containers
+        // merge by name as a pod's.
+        let mut schema = Some(&CRON_JOB);
+        for key in ["spec", "jobTemplate", "spec", "template", "spec"] {
+            schema = lookup(schema, key).schema;
+        }
+        let containers = lookup(schema, "containers");
+        assert_eq!((containers.merges(), containers.merge_key), (true, "name"));
+        assert_eq!(
+            lookup(containers.schema, "env").merge_key,
+            "name",
+            "a container's env"
+        );
+
+        for kind in [&STATEFUL_SET, &DAEMON_SET, &JOB, &REPLICATION_CONTROLLER] {
+            let template = lookup(lookup(Some(kind), "spec").schema, "template");
+            assert_eq!(template.schema.map(|s| s.go_type), Some("PodTemplateSpec"));
+            let conditions =
+                lookup(lookup(Some(kind), "status").schema, "conditions");
+            assert_eq!(conditions.merge_key, "type", "{}", kind.go_type);
+        }
+
+        let selector = lookup(
+            lookup(Some(&POD_DISRUPTION_BUDGET), "spec").schema,
+            "selector",
+        );
+        assert!(selector.replaces());
+        assert!(!selector.merges());
+        assert!(!lookup(Some(&POD_SPEC), "volumes").replaces());
+
+        // Untagged: replaced by a patch.
+        assert!(!lookup(Some(&ENDPOINTS), "subsets").merges());
+        let csr_status = lookup(Some(&CERTIFICATE_SIGNING_REQUEST), "status");
+        assert!(!lookup(csr_status.schema, "conditions").merges());
+        let finalizers = lookup(Some(&STORAGE_CLASS), "metadata");
+        assert!(lookup(finalizers.schema, "finalizers").merges());
+        assert_eq!(STORAGE_CLASS.go_type, "StorageClass");
     }
 }

@@ -123,14 +123,18 @@ fn merge_map(
         let current = original.remove(&key);
         let merged = match (current, patch_value) {
             (Some(Value::Object(current)), Value::Object(patch_value)) => {
-                // No served field is tagged `patchStrategy:"replace"`, so a
-                // map always merges.
+                // `mergeMapHandler`: a map merges unless its field is tagged
+                // `patchStrategy:"replace"` (a disruption budget's selector).
                 let field = lookup(schema, &key);
-                Some(Value::Object(merge_map(
-                    current,
-                    patch_value,
-                    field.schema,
-                )?))
+                if field.replaces() {
+                    Some(Value::Object(patch_value))
+                } else {
+                    Some(Value::Object(merge_map(
+                        current,
+                        patch_value,
+                        field.schema,
+                    )?))
+                }
             }
             (Some(Value::Array(current)), Value::Array(patch_value)) => {
                 let field = lookup(schema, &key);
@@ -910,6 +914,22 @@ mod tests {
             .flatten()
             .filter_map(|c| c["name"].as_str())
             .collect()
+    }
+
+    #[test]
+    fn a_map_tagged_replace_is_replaced_whole() {
+        let live = json!({"spec": {"selector": {"matchLabels": {"app": "web"}},
+            "minAvailable": 1}});
+        let patched = apply(
+            &super::super::meta::POD_DISRUPTION_BUDGET,
+            live,
+            json!({"spec": {"selector": {"matchLabels": {"tier": "db"}}}}),
+        )
+        .expect("patch");
+        assert_eq!(
+            patched["spec"],
+            json!({"selector": {"matchLabels": {"tier": "db"}}, "minAvailable": 1})
+        );
     }
 
     #[test]

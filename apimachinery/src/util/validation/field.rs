@@ -24,6 +24,10 @@ pub enum ErrorType {
     Invalid,
     /// `ErrorTypeTooLong`.
     TooLong,
+    /// `ErrorTypeNotSupported`: a value outside a fixed set.
+    NotSupported,
+    /// `ErrorTypeDuplicate`: a value that must be unique appears twice.
+    Duplicate,
 }
 
 impl ErrorType {
@@ -34,6 +38,8 @@ impl ErrorType {
             ErrorType::Forbidden => "FieldValueForbidden",
             ErrorType::Invalid => "FieldValueInvalid",
             ErrorType::TooLong => "FieldValueTooLong",
+            ErrorType::NotSupported => "FieldValueNotSupported",
+            ErrorType::Duplicate => "FieldValueDuplicate",
         }
     }
 
@@ -44,6 +50,8 @@ impl ErrorType {
             ErrorType::Forbidden => "Forbidden",
             ErrorType::Invalid => "Invalid value",
             ErrorType::TooLong => "Too long",
+            ErrorType::NotSupported => "Unsupported value",
+            ErrorType::Duplicate => "Duplicate value",
         }
     }
 }
@@ -57,6 +65,9 @@ pub struct FieldError {
     pub field: String,
     /// The bad value, quoted in the message of an `Invalid` error.
     pub bad_value: String,
+    /// Whether the bad value is a Go string (`%q`, quoted) rather than a
+    /// number or a boolean (`%v`, as it is).
+    pub quoted: bool,
     /// Why, e.g. `must be no more than 63 bytes`.
     pub detail: String,
 }
@@ -71,7 +82,45 @@ impl FieldError {
             error_type: ErrorType::Invalid,
             field: field.to_string(),
             bad_value: value.to_string(),
+            quoted: true,
             detail: detail.into(),
+        }
+    }
+
+    /// Mirrors `field.Invalid` of a number or a boolean, printed as it is.
+    pub fn invalid_number(
+        field: &str,
+        value: impl fmt::Display,
+        detail: impl Into<String>,
+    ) -> Self {
+        FieldError {
+            quoted: false,
+            ..FieldError::invalid(field, &value.to_string(), detail)
+        }
+    }
+
+    /// Mirrors `field.NotSupported`: the value and the supported ones, quoted
+    /// and sorted as upstream lists them.
+    pub fn not_supported(field: &str, value: &str, supported: &[&str]) -> Self {
+        let mut valid: Vec<String> = supported.iter().map(|v| go_quote(v)).collect();
+        valid.sort();
+        FieldError {
+            error_type: ErrorType::NotSupported,
+            field: field.to_string(),
+            bad_value: value.to_string(),
+            quoted: true,
+            detail: format!("supported values: {}", valid.join(", ")),
+        }
+    }
+
+    /// Mirrors `field.Duplicate`.
+    pub fn duplicate(field: &str, value: &str) -> Self {
+        FieldError {
+            error_type: ErrorType::Duplicate,
+            field: field.to_string(),
+            bad_value: value.to_string(),
+            quoted: true,
+            detail: String::new(),
         }
     }
 
@@ -81,6 +130,7 @@ impl FieldError {
             error_type: ErrorType::Required,
             field: field.to_string(),
             bad_value: String::new(),
+            quoted: true,
             detail: detail.into(),
         }
     }
@@ -91,6 +141,7 @@ impl FieldError {
             error_type: ErrorType::Forbidden,
             field: field.to_string(),
             bad_value: String::new(),
+            quoted: true,
             detail: detail.into(),
         }
     }
@@ -102,6 +153,7 @@ impl FieldError {
             error_type: ErrorType::TooLong,
             field: field.to_string(),
             bad_value: String::new(),
+            quoted: true,
             detail: format!("may not be more than {max_length} {unit}"),
         }
     }
@@ -110,8 +162,13 @@ impl FieldError {
     /// cause's `message` (`Invalid value: "a b": name part must …`).
     pub fn error_body(&self) -> String {
         let mut body = match self.error_type {
-            ErrorType::Invalid => {
-                format!("{}: {}", self.error_type.text(), go_quote(&self.bad_value))
+            ErrorType::Invalid | ErrorType::NotSupported | ErrorType::Duplicate => {
+                let value = if self.quoted {
+                    go_quote(&self.bad_value)
+                } else {
+                    self.bad_value.clone()
+                };
+                format!("{}: {value}", self.error_type.text())
             }
             other => other.text().to_string(),
         };

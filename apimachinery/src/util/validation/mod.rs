@@ -139,6 +139,25 @@ pub fn is_dns1123_label(value: &str) -> Vec<String> {
     errors
 }
 
+/// Mirrors `validation.IsDNS1035Label`: a DNS-1123 label that starts with a
+/// letter (service names).
+pub fn is_dns1035_label(value: &str) -> Vec<String> {
+    let mut errors = Vec::new();
+    if value.len() > DNS1123_LABEL_MAX_LENGTH {
+        errors.push(max_len_error(DNS1123_LABEL_MAX_LENGTH));
+    }
+    let starts_with_letter =
+        value.bytes().next().is_some_and(|b| b.is_ascii_lowercase());
+    if !starts_with_letter || !matches_dns1123_label(value) {
+        errors.push(regex_error(
+            "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character",
+            "[a-z]([-a-z0-9]*[a-z0-9])?",
+            &["my-name", "abc-123"],
+        ));
+    }
+    errors
+}
+
 fn dns1123_subdomain_errors(
     value: &str,
     too_long: fn(usize) -> String,

@@ -210,13 +210,15 @@ pub const FINALIZER_ORPHAN_DEPENDENTS: &str = "orphan";
 pub const FINALIZER_DELETE_DEPENDENTS: &str = "foregroundDeletion";
 
 /// Mirrors `deletionFinalizersForGarbageCollection` (with
-/// `shouldOrphanDependents` and `shouldDeleteDependents` for kinds whose
-/// default policy is to delete dependents, every kind served here): the
-/// finalizers an object is left with by a delete with `options`, if they
-/// change.
+/// `shouldOrphanDependents` and `shouldDeleteDependents`): the finalizers an
+/// object is left with by a delete with `options`, if they change. With no
+/// policy in `options` and no GC finalizer on the object, the kind's default
+/// decides: `default_orphan` for the kinds whose
+/// `DefaultGarbageCollectionPolicy` is `OrphanDependents`.
 pub fn deletion_finalizers(
     obj: &Object,
     options: &DeleteOptions,
+    default_orphan: bool,
 ) -> Option<Vec<String>> {
     let current = obj.metadata.finalizers.clone().unwrap_or_default();
     let has = |f: &str| current.iter().any(|c| c == f);
@@ -226,11 +228,9 @@ pub fn deletion_finalizers(
             (None, Some(PropagationPolicy::Orphan)) => (true, false),
             (None, Some(PropagationPolicy::Foreground)) => (false, true),
             (None, Some(PropagationPolicy::Background)) => (false, false),
-            (None, None) => (
-                has(FINALIZER_ORPHAN_DEPENDENTS),
-                has(FINALIZER_DELETE_DEPENDENTS)
-                    && !has(FINALIZER_ORPHAN_DEPENDENTS),
-            ),
+            (None, None) if has(FINALIZER_ORPHAN_DEPENDENTS) => (true, false),
+            (None, None) if has(FINALIZER_DELETE_DEPENDENTS) => (false, true),
+            (None, None) => (default_orphan, false),
         };
     let mut next: Vec<String> = current
         .iter()
@@ -349,7 +349,11 @@ pub async fn delete(
     if graceful == Graceful::Pending {
         return Ok(current);
     }
-    let finalizers = deletion_finalizers(&probe, &options);
+    let finalizers = deletion_finalizers(
+        &probe,
+        &options,
+        resource.strategy.orphans_dependents_by_default(),
+    );
     let held = finalizers.as_ref().map_or_else(
         || {
             probe
@@ -365,6 +369,7 @@ pub async fn delete(
         return storage.delete(key, options.preconditions).await;
     }
     let strategy = resource.strategy;
+    let default_orphan = strategy.orphans_dependents_by_default();
     let mark_options = options.clone();
     let marked = storage
         .guaranteed_update(
@@ -373,7 +378,9 @@ pub async fn delete(
             Box::new(move |existing: &Object| {
                 let mut next = existing.clone();
                 let graceful = before_delete(strategy, &mut next, &mark_options);
-                if let Some(finalizers) = deletion_finalizers(&next, &mark_options) {
+                if let Some(finalizers) =
+                    deletion_finalizers(&next, &mark_options, default_orphan)
+                {
                     next.metadata.finalizers =
                         (!finalizers.is_empty()).then_some(finalizers);
                 }
@@ -445,29 +452,44 @@ mod tests {
     fn the_propagation_policy_chooses_the_garbage_collectors_finalizer() {
         let plain = with_finalizers(&["example.com/keep"]);
         assert_eq!(
-            deletion_finalizers(&plain, &policy(PropagationPolicy::Orphan)),
+            deletion_finalizers(&plain, &policy(PropagationPolicy::Orphan), false),
             Some(vec!["example.com/keep".to_string(), "orphan".to_string()])
         );
         assert_eq!(
-            deletion_finalizers(&plain, &policy(PropagationPolicy::Foreground)),
+            deletion_finalizers(
+                &plain,
+                &policy(PropagationPolicy::Foreground),
+                false
+            ),
             Some(vec![
                 "example.com/keep".to_string(),
                 "foregroundDeletion".to_string()
             ])
         );
         assert_eq!(
-            deletion_finalizers(&plain, &policy(PropagationPolicy::Background)),
+            deletion_finalizers(
+                &plain,
+                &policy(PropagationPolicy::Background),
+                false
+            ),
             None
         );
-        assert_eq!(deletion_finalizers(&plain, &DeleteOptions::default()), None);
+        assert_eq!(
+            deletion_finalizers(&plain, &DeleteOptions::default(), false),
+            None
+        );
         // An explicit policy replaces the other finalizer; none keeps it.
         let orphaning = with_finalizers(&["orphan"]);
         assert_eq!(
-            deletion_finalizers(&orphaning, &policy(PropagationPolicy::Background)),
+            deletion_finalizers(
+                &orphaning,
+                &policy(PropagationPolicy::Background),
+                false
+            ),
             Some(vec![])
         );
         assert_eq!(
-            deletion_finalizers(&orphaning, &DeleteOptions::default()),
+            deletion_finalizers(&orphaning, &DeleteOptions::default(), false),
             None
         );
         let legacy = DeleteOptions {
@@ -475,8 +497,35 @@ mod tests {
             ..DeleteOptions::default()
         };
         assert_eq!(
-            deletion_finalizers(&with_finalizers(&[]), &legacy),
+            deletion_finalizers(&with_finalizers(&[]), &legacy, false),
             Some(vec!["orphan".to_string()])
+        );
+        // A kind that orphans by default (a v1 ReplicationController, a Job):
+        // a delete that names no policy adds `orphan`; one that does, or a
+        // finalizer already there, wins.
+        assert_eq!(
+            deletion_finalizers(
+                &with_finalizers(&[]),
+                &DeleteOptions::default(),
+                true
+            ),
+            Some(vec!["orphan".to_string()])
+        );
+        assert_eq!(
+            deletion_finalizers(
+                &with_finalizers(&[]),
+                &policy(PropagationPolicy::Background),
+                true
+            ),
+            None
+        );
+        assert_eq!(
+            deletion_finalizers(
+                &with_finalizers(&["foregroundDeletion"]),
+                &DeleteOptions::default(),
+                true
+            ),
+            None
         );
     }
 

@@ -192,6 +192,16 @@ fn marshal_special(special: Special, value: &Value, out: &mut Writer) -> Option<
             Value::Number(n) => out.bytes(1, n.to_string().as_bytes()),
             _ => return None,
         },
+        // items (1), one per string; `null` (a nil slice) has none.
+        Special::StringList => match value {
+            Value::Array(items) => {
+                for item in items {
+                    out.bytes(1, item.as_str()?.as_bytes());
+                }
+            }
+            Value::Null => {}
+            _ => return None,
+        },
     }
     Some(())
 }

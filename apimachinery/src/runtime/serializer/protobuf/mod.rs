@@ -17,13 +17,14 @@
 //! Go's JSON rules the table follows:
 //! - a zero scalar of an `omitempty` field is left out, unless the Go field is a
 //!   pointer (`replicas: 0` stays); gogo writes every non-pointer field, so the
-//!   wire alone cannot say;
+//!   wire alone cannot say; a zero of a field without `omitempty` stays;
 //! - a message field is always written, even empty (`"resources": {}`), because
 //!   Go's `omitempty` never omits a struct; a zero `metav1.Time` is `null`;
 //! - an embedded Go struct (`VolumeSource` in `Volume`) has its fields in the
 //!   parent object;
 //! - `[]byte` is base64; `IntOrString`, `Quantity`, `Time`, `MicroTime`,
-//!   `Duration`, `FieldsV1` and `RawExtension` have their own forms.
+//!   `Duration`, `FieldsV1` and `RawExtension` have their own forms, and a CSR's
+//!   `ExtraValue` (a `[]string` protobuf wraps in a message) is a list.
 //!
 //! Answers go the other way ([`marshal`]): the kept JSON written as the
 //! message the Go struct's `Marshal` writes, in the same envelope
@@ -574,6 +575,7 @@ fn decode_map_entry(
     }
     let value = value.unwrap_or_else(|| match ty {
         Ty::MapString | Ty::MapBytes => Value::String(String::new()),
+        Ty::MapMessage(Ty::Special(Special::StringList)) => Value::Array(Vec::new()),
         _ => Value::Object(Map::new()),
     });
     Ok((key, value))
@@ -584,9 +586,14 @@ fn decode_special(special: Special, bytes: &[u8]) -> Result<Value, ProtobufError
     let mut ints = [0i64; 3];
     let mut text = None;
     let mut raw: &[u8] = &[];
+    let mut items = Vec::new();
     let mut reader = Reader::new(bytes);
     while let Some((tag, wire_type)) = reader.key()? {
         match (special, tag, wire_type) {
+            // StringList: items (1), repeated.
+            (Special::StringList, 1, WireType::Len) => {
+                items.push(Value::String(utf8(reader.bytes()?)?))
+            }
             // IntOrString: type (1), intVal (2), strVal (3); Time and MicroTime:
             // seconds (1), nanos (2); Duration: duration (1).
             (Special::IntOrString, 3, WireType::Len) => {
@@ -633,6 +640,8 @@ fn decode_special(special: Special, bytes: &[u8]) -> Result<Value, ProtobufError
             .map_err(|e| {
                 ProtobufError::wire(format!("{special:?} holds invalid JSON: {e}"))
             })?,
+        // `ExtraValue{}` is an empty, not a nil, slice: `[]`.
+        Special::StringList => Value::Array(items),
     })
 }
 

@@ -15,37 +15,59 @@ pub(super) static ROOTS: &[Root] = &[
     Root { api_version: "v1", kind: "Node", message: 4 },
     Root { api_version: "v1", kind: "Event", message: 5 },
     Root { api_version: "v1", kind: "Binding", message: 6 },
-    Root { api_version: "apps/v1", kind: "Deployment", message: 7 },
-    Root { api_version: "apps/v1", kind: "ReplicaSet", message: 8 },
-    Root { api_version: "coordination.k8s.io/v1", kind: "Lease", message: 9 },
-    Root { api_version: "autoscaling/v1", kind: "Scale", message: 10 },
-    Root { api_version: "events.k8s.io/v1", kind: "Event", message: 11 },
-    Root { api_version: "authorization.k8s.io/v1", kind: "SelfSubjectAccessReview", message: 12 },
-    Root { api_version: "authorization.k8s.io/v1", kind: "SelfSubjectRulesReview", message: 13 },
-    Root { api_version: "*", kind: "DeleteOptions", message: 14 },
-    Root { api_version: "v1", kind: "Status", message: 15 },
-    Root { api_version: "meta.k8s.io/v1", kind: "PartialObjectMetadata", message: 16 },
-    Root { api_version: "meta.k8s.io/v1beta1", kind: "PartialObjectMetadata", message: 16 },
+    Root { api_version: "v1", kind: "Service", message: 7 },
+    Root { api_version: "v1", kind: "Endpoints", message: 8 },
+    Root { api_version: "v1", kind: "PersistentVolume", message: 9 },
+    Root { api_version: "v1", kind: "PersistentVolumeClaim", message: 10 },
+    Root { api_version: "v1", kind: "ReplicationController", message: 11 },
+    Root { api_version: "v1", kind: "ServiceAccount", message: 12 },
+    Root { api_version: "v1", kind: "ResourceQuota", message: 13 },
+    Root { api_version: "apps/v1", kind: "Deployment", message: 14 },
+    Root { api_version: "apps/v1", kind: "ReplicaSet", message: 15 },
+    Root { api_version: "apps/v1", kind: "StatefulSet", message: 16 },
+    Root { api_version: "apps/v1", kind: "DaemonSet", message: 17 },
+    Root { api_version: "apps/v1", kind: "ControllerRevision", message: 18 },
+    Root { api_version: "batch/v1", kind: "Job", message: 19 },
+    Root { api_version: "batch/v1", kind: "CronJob", message: 20 },
+    Root { api_version: "certificates.k8s.io/v1", kind: "CertificateSigningRequest", message: 21 },
+    Root { api_version: "discovery.k8s.io/v1", kind: "EndpointSlice", message: 22 },
+    Root { api_version: "policy/v1", kind: "PodDisruptionBudget", message: 23 },
+    Root { api_version: "policy/v1", kind: "Eviction", message: 24 },
+    Root { api_version: "storage.k8s.io/v1", kind: "CSIDriver", message: 25 },
+    Root { api_version: "storage.k8s.io/v1", kind: "CSINode", message: 26 },
+    Root { api_version: "storage.k8s.io/v1", kind: "CSIStorageCapacity", message: 27 },
+    Root { api_version: "storage.k8s.io/v1", kind: "StorageClass", message: 28 },
+    Root { api_version: "storage.k8s.io/v1", kind: "VolumeAttachment", message: 29 },
+    Root { api_version: "node.k8s.io/v1", kind: "RuntimeClass", message: 30 },
+    Root { api_version: "coordination.k8s.io/v1", kind: "Lease", message: 31 },
+    Root { api_version: "autoscaling/v1", kind: "Scale", message: 32 },
+    Root { api_version: "events.k8s.io/v1", kind: "Event", message: 33 },
+    Root { api_version: "authorization.k8s.io/v1", kind: "SelfSubjectAccessReview", message: 34 },
+    Root { api_version: "authorization.k8s.io/v1", kind: "SelfSubjectRulesReview", message: 35 },
+    Root { api_version: "*", kind: "DeleteOptions", message: 36 },
+    Root { api_version: "v1", kind: "Status", message: 37 },
+    Root { api_version: "meta.k8s.io/v1", kind: "PartialObjectMetadata", message: 38 },
+    Root { api_version: "meta.k8s.io/v1beta1", kind: "PartialObjectMetadata", message: 38 },
 ];
 
 /// The messages, by the index [`Ty::Message`] holds.
 pub(super) static MESSAGES: &[Message] = &[
     // api::core::v1::Pod
     Message { name: "Pod", fields: &[
-        Field { tag: 1, json: "metadata", ty: Ty::Message(17), repeated: false, keep_zero: true },
-        Field { tag: 2, json: "spec", ty: Ty::Message(18), repeated: false, keep_zero: false },
-        Field { tag: 3, json: "status", ty: Ty::Message(19), repeated: false, keep_zero: false },
+        Field { tag: 1, json: "metadata", ty: Ty::Message(39), repeated: false, keep_zero: true },
+        Field { tag: 2, json: "spec", ty: Ty::Message(40), repeated: false, keep_zero: false },
+        Field { tag: 3, json: "status", ty: Ty::Message(41), repeated: false, keep_zero: false },
     ] },
     // api::core::v1::ConfigMap
     Message { name: "ConfigMap", fields: &[
-        Field { tag: 1, json: "metadata", ty: Ty::Message(17), repeated: false, keep_zero: true },
+        Field { tag: 1, json: "metadata", ty: Ty::Message(39), repeated: false, keep_zero: true },
         Field { tag: 2, json: "data", ty: Ty::MapString, repeated: false, keep_zero: false },
         Field { tag: 3, json: "binaryData", ty: Ty::MapBytes, repeated: false, keep_zero: false },
         Field { tag: 4, json: "immutable", ty: Ty::Bool, repeated: false, keep_zero: true },
     ] },
     // api::core::v1::Secret
     Message { name: "Secret", fields: &[
-        Field { tag: 1, json: "metadata", ty: Ty::Message(17), repeated: false, keep_zero: true },
+        Field { tag: 1, json: "metadata", ty: Ty::Message(39), repeated: false, keep_zero: true },
         Field { tag: 2, json: "data", ty: Ty::MapBytes, repeated: false, keep_zero: false },
         Field { tag: 3, json: "type", ty: Ty::String, repeated: false, keep_zero: false },
         Field { tag: 4, json: "stringData", ty: Ty::MapString, repeated: false, keep_zero: false },
@@ -53,113 +75,251 @@ pub(super) static MESSAGES: &[Message] = &[
     ] },
     // api::core::v1::Namespace
     Message { name: "Namespace", fields: &[
-        Field { tag: 1, json: "metadata", ty: Ty::Message(17), repeated: false, keep_zero: true },
-        Field { tag: 2, json: "spec", ty: Ty::Message(20), repeated: false, keep_zero: false },
-        Field { tag: 3, json: "status", ty: Ty::Message(21), repeated: false, keep_zero: false },
+        Field { tag: 1, json: "metadata", ty: Ty::Message(39), repeated: false, keep_zero: true },
+        Field { tag: 2, json: "spec", ty: Ty::Message(42), repeated: false, keep_zero: false },
+        Field { tag: 3, json: "status", ty: Ty::Message(43), repeated: false, keep_zero: false },
     ] },
     // api::core::v1::Node
     Message { name: "Node", fields: &[
-        Field { tag: 1, json: "metadata", ty: Ty::Message(17), repeated: false, keep_zero: true },
-        Field { tag: 2, json: "spec", ty: Ty::Message(22), repeated: false, keep_zero: false },
-        Field { tag: 3, json: "status", ty: Ty::Message(23), repeated: false, keep_zero: false },
+        Field { tag: 1, json: "metadata", ty: Ty::Message(39), repeated: false, keep_zero: true },
+        Field { tag: 2, json: "spec", ty: Ty::Message(44), repeated: false, keep_zero: false },
+        Field { tag: 3, json: "status", ty: Ty::Message(45), repeated: false, keep_zero: false },
     ] },
     // api::core::v1::Event
     Message { name: "Event", fields: &[
-        Field { tag: 1, json: "metadata", ty: Ty::Message(17), repeated: false, keep_zero: true },
-        Field { tag: 2, json: "involvedObject", ty: Ty::Message(24), repeated: false, keep_zero: true },
+        Field { tag: 1, json: "metadata", ty: Ty::Message(39), repeated: false, keep_zero: true },
+        Field { tag: 2, json: "involvedObject", ty: Ty::Message(46), repeated: false, keep_zero: true },
         Field { tag: 3, json: "reason", ty: Ty::String, repeated: false, keep_zero: false },
         Field { tag: 4, json: "message", ty: Ty::String, repeated: false, keep_zero: false },
-        Field { tag: 5, json: "source", ty: Ty::Message(25), repeated: false, keep_zero: false },
+        Field { tag: 5, json: "source", ty: Ty::Message(47), repeated: false, keep_zero: false },
         Field { tag: 6, json: "firstTimestamp", ty: Ty::Special(Special::Time), repeated: false, keep_zero: false },
         Field { tag: 7, json: "lastTimestamp", ty: Ty::Special(Special::Time), repeated: false, keep_zero: false },
         Field { tag: 8, json: "count", ty: Ty::Int32, repeated: false, keep_zero: false },
         Field { tag: 9, json: "type", ty: Ty::String, repeated: false, keep_zero: false },
         Field { tag: 10, json: "eventTime", ty: Ty::Special(Special::MicroTime), repeated: false, keep_zero: false },
-        Field { tag: 11, json: "series", ty: Ty::Message(26), repeated: false, keep_zero: false },
+        Field { tag: 11, json: "series", ty: Ty::Message(48), repeated: false, keep_zero: false },
         Field { tag: 12, json: "action", ty: Ty::String, repeated: false, keep_zero: false },
-        Field { tag: 13, json: "related", ty: Ty::Message(24), repeated: false, keep_zero: false },
-        Field { tag: 14, json: "reportingComponent", ty: Ty::String, repeated: false, keep_zero: false },
-        Field { tag: 15, json: "reportingInstance", ty: Ty::String, repeated: false, keep_zero: false },
+        Field { tag: 13, json: "related", ty: Ty::Message(46), repeated: false, keep_zero: false },
+        Field { tag: 14, json: "reportingComponent", ty: Ty::String, repeated: false, keep_zero: true },
+        Field { tag: 15, json: "reportingInstance", ty: Ty::String, repeated: false, keep_zero: true },
     ] },
     // api::core::v1::Binding
     Message { name: "Binding", fields: &[
-        Field { tag: 1, json: "metadata", ty: Ty::Message(17), repeated: false, keep_zero: true },
-        Field { tag: 2, json: "target", ty: Ty::Message(24), repeated: false, keep_zero: true },
+        Field { tag: 1, json: "metadata", ty: Ty::Message(39), repeated: false, keep_zero: true },
+        Field { tag: 2, json: "target", ty: Ty::Message(46), repeated: false, keep_zero: true },
+    ] },
+    // api::core::v1::Service
+    Message { name: "Service", fields: &[
+        Field { tag: 1, json: "metadata", ty: Ty::Message(39), repeated: false, keep_zero: true },
+        Field { tag: 2, json: "spec", ty: Ty::Message(49), repeated: false, keep_zero: false },
+        Field { tag: 3, json: "status", ty: Ty::Message(50), repeated: false, keep_zero: false },
+    ] },
+    // api::core::v1::Endpoints
+    Message { name: "Endpoints", fields: &[
+        Field { tag: 1, json: "metadata", ty: Ty::Message(39), repeated: false, keep_zero: true },
+        Field { tag: 2, json: "subsets", ty: Ty::Message(51), repeated: true, keep_zero: false },
+    ] },
+    // api::core::v1::PersistentVolume
+    Message { name: "PersistentVolume", fields: &[
+        Field { tag: 1, json: "metadata", ty: Ty::Message(39), repeated: false, keep_zero: true },
+        Field { tag: 2, json: "spec", ty: Ty::Message(52), repeated: false, keep_zero: false },
+        Field { tag: 3, json: "status", ty: Ty::Message(53), repeated: false, keep_zero: false },
+    ] },
+    // api::core::v1::PersistentVolumeClaim
+    Message { name: "PersistentVolumeClaim", fields: &[
+        Field { tag: 1, json: "metadata", ty: Ty::Message(39), repeated: false, keep_zero: true },
+        Field { tag: 2, json: "spec", ty: Ty::Message(54), repeated: false, keep_zero: false },
+        Field { tag: 3, json: "status", ty: Ty::Message(55), repeated: false, keep_zero: false },
+    ] },
+    // api::core::v1::ReplicationController
+    Message { name: "ReplicationController", fields: &[
+        Field { tag: 1, json: "metadata", ty: Ty::Message(39), repeated: false, keep_zero: true },
+        Field { tag: 2, json: "spec", ty: Ty::Message(56), repeated: false, keep_zero: false },
+        Field { tag: 3, json: "status", ty: Ty::Message(57), repeated: false, keep_zero: false },
+    ] },
+    // api::core::v1::ServiceAccount
+    Message { name: "ServiceAccount", fields: &[
+        Field { tag: 1, json: "metadata", ty: Ty::Message(39), repeated: false, keep_zero: true },
+        Field { tag: 2, json: "secrets", ty: Ty::Message(46), repeated: true, keep_zero: false },
+        Field { tag: 3, json: "imagePullSecrets", ty: Ty::Message(58), repeated: true, keep_zero: false },
+        Field { tag: 4, json: "automountServiceAccountToken", ty: Ty::Bool, repeated: false, keep_zero: true },
+    ] },
+    // api::core::v1::ResourceQuota
+    Message { name: "ResourceQuota", fields: &[
+        Field { tag: 1, json: "metadata", ty: Ty::Message(39), repeated: false, keep_zero: true },
+        Field { tag: 2, json: "spec", ty: Ty::Message(59), repeated: false, keep_zero: false },
+        Field { tag: 3, json: "status", ty: Ty::Message(60), repeated: false, keep_zero: false },
     ] },
     // api::apps::v1::Deployment
     Message { name: "Deployment", fields: &[
-        Field { tag: 1, json: "metadata", ty: Ty::Message(17), repeated: false, keep_zero: true },
-        Field { tag: 2, json: "spec", ty: Ty::Message(27), repeated: false, keep_zero: true },
-        Field { tag: 3, json: "status", ty: Ty::Message(28), repeated: false, keep_zero: false },
+        Field { tag: 1, json: "metadata", ty: Ty::Message(39), repeated: false, keep_zero: true },
+        Field { tag: 2, json: "spec", ty: Ty::Message(61), repeated: false, keep_zero: true },
+        Field { tag: 3, json: "status", ty: Ty::Message(62), repeated: false, keep_zero: false },
     ] },
     // api::apps::v1::ReplicaSet
     Message { name: "ReplicaSet", fields: &[
-        Field { tag: 1, json: "metadata", ty: Ty::Message(17), repeated: false, keep_zero: true },
-        Field { tag: 2, json: "spec", ty: Ty::Message(29), repeated: false, keep_zero: true },
-        Field { tag: 3, json: "status", ty: Ty::Message(30), repeated: false, keep_zero: false },
+        Field { tag: 1, json: "metadata", ty: Ty::Message(39), repeated: false, keep_zero: true },
+        Field { tag: 2, json: "spec", ty: Ty::Message(63), repeated: false, keep_zero: true },
+        Field { tag: 3, json: "status", ty: Ty::Message(64), repeated: false, keep_zero: false },
+    ] },
+    // api::apps::v1::StatefulSet
+    Message { name: "StatefulSet", fields: &[
+        Field { tag: 1, json: "metadata", ty: Ty::Message(39), repeated: false, keep_zero: true },
+        Field { tag: 2, json: "spec", ty: Ty::Message(65), repeated: false, keep_zero: true },
+        Field { tag: 3, json: "status", ty: Ty::Message(66), repeated: false, keep_zero: false },
+    ] },
+    // api::apps::v1::DaemonSet
+    Message { name: "DaemonSet", fields: &[
+        Field { tag: 1, json: "metadata", ty: Ty::Message(39), repeated: false, keep_zero: true },
+        Field { tag: 2, json: "spec", ty: Ty::Message(67), repeated: false, keep_zero: true },
+        Field { tag: 3, json: "status", ty: Ty::Message(68), repeated: false, keep_zero: false },
+    ] },
+    // api::apps::v1::ControllerRevision
+    Message { name: "ControllerRevision", fields: &[
+        Field { tag: 1, json: "metadata", ty: Ty::Message(39), repeated: false, keep_zero: true },
+        Field { tag: 2, json: "data", ty: Ty::Special(Special::RawExtension), repeated: false, keep_zero: true },
+        Field { tag: 3, json: "revision", ty: Ty::Int64, repeated: false, keep_zero: true },
+    ] },
+    // api::batch::v1::Job
+    Message { name: "Job", fields: &[
+        Field { tag: 1, json: "metadata", ty: Ty::Message(39), repeated: false, keep_zero: true },
+        Field { tag: 2, json: "spec", ty: Ty::Message(69), repeated: false, keep_zero: false },
+        Field { tag: 3, json: "status", ty: Ty::Message(70), repeated: false, keep_zero: false },
+    ] },
+    // api::batch::v1::CronJob
+    Message { name: "CronJob", fields: &[
+        Field { tag: 1, json: "metadata", ty: Ty::Message(39), repeated: false, keep_zero: true },
+        Field { tag: 2, json: "spec", ty: Ty::Message(71), repeated: false, keep_zero: true },
+        Field { tag: 3, json: "status", ty: Ty::Message(72), repeated: false, keep_zero: false },
+    ] },
+    // api::certificates::v1::CertificateSigningRequest
+    Message { name: "CertificateSigningRequest", fields: &[
+        Field { tag: 1, json: "metadata", ty: Ty::Message(39), repeated: false, keep_zero: true },
+        Field { tag: 2, json: "spec", ty: Ty::Message(73), repeated: false, keep_zero: true },
+        Field { tag: 3, json: "status", ty: Ty::Message(74), repeated: false, keep_zero: false },
+    ] },
+    // api::discovery::v1::EndpointSlice
+    Message { name: "EndpointSlice", fields: &[
+        Field { tag: 1, json: "metadata", ty: Ty::Message(39), repeated: false, keep_zero: true },
+        Field { tag: 2, json: "endpoints", ty: Ty::Message(75), repeated: true, keep_zero: false },
+        Field { tag: 3, json: "ports", ty: Ty::Message(76), repeated: true, keep_zero: false },
+        Field { tag: 4, json: "addressType", ty: Ty::String, repeated: false, keep_zero: true },
+    ] },
+    // api::policy::v1::PodDisruptionBudget
+    Message { name: "PodDisruptionBudget", fields: &[
+        Field { tag: 1, json: "metadata", ty: Ty::Message(39), repeated: false, keep_zero: true },
+        Field { tag: 2, json: "spec", ty: Ty::Message(77), repeated: false, keep_zero: false },
+        Field { tag: 3, json: "status", ty: Ty::Message(78), repeated: false, keep_zero: false },
+    ] },
+    // api::policy::v1::Eviction
+    Message { name: "Eviction", fields: &[
+        Field { tag: 1, json: "metadata", ty: Ty::Message(39), repeated: false, keep_zero: true },
+        Field { tag: 2, json: "deleteOptions", ty: Ty::Message(36), repeated: false, keep_zero: false },
+    ] },
+    // api::storage::v1::CSIDriver
+    Message { name: "CSIDriver", fields: &[
+        Field { tag: 1, json: "metadata", ty: Ty::Message(39), repeated: false, keep_zero: true },
+        Field { tag: 2, json: "spec", ty: Ty::Message(79), repeated: false, keep_zero: true },
+    ] },
+    // api::storage::v1::CSINode
+    Message { name: "CSINode", fields: &[
+        Field { tag: 1, json: "metadata", ty: Ty::Message(39), repeated: false, keep_zero: true },
+        Field { tag: 2, json: "spec", ty: Ty::Message(80), repeated: false, keep_zero: true },
+    ] },
+    // api::storage::v1::CSIStorageCapacity
+    Message { name: "CSIStorageCapacity", fields: &[
+        Field { tag: 1, json: "metadata", ty: Ty::Message(39), repeated: false, keep_zero: true },
+        Field { tag: 2, json: "nodeTopology", ty: Ty::Message(81), repeated: false, keep_zero: false },
+        Field { tag: 3, json: "storageClassName", ty: Ty::String, repeated: false, keep_zero: true },
+        Field { tag: 4, json: "capacity", ty: Ty::Special(Special::Quantity), repeated: false, keep_zero: false },
+        Field { tag: 5, json: "maximumVolumeSize", ty: Ty::Special(Special::Quantity), repeated: false, keep_zero: false },
+    ] },
+    // api::storage::v1::StorageClass
+    Message { name: "StorageClass", fields: &[
+        Field { tag: 1, json: "metadata", ty: Ty::Message(39), repeated: false, keep_zero: true },
+        Field { tag: 2, json: "provisioner", ty: Ty::String, repeated: false, keep_zero: true },
+        Field { tag: 3, json: "parameters", ty: Ty::MapString, repeated: false, keep_zero: false },
+        Field { tag: 4, json: "reclaimPolicy", ty: Ty::String, repeated: false, keep_zero: true },
+        Field { tag: 5, json: "mountOptions", ty: Ty::String, repeated: true, keep_zero: false },
+        Field { tag: 6, json: "allowVolumeExpansion", ty: Ty::Bool, repeated: false, keep_zero: true },
+        Field { tag: 7, json: "volumeBindingMode", ty: Ty::String, repeated: false, keep_zero: true },
+        Field { tag: 8, json: "allowedTopologies", ty: Ty::Message(82), repeated: true, keep_zero: false },
+    ] },
+    // api::storage::v1::VolumeAttachment
+    Message { name: "VolumeAttachment", fields: &[
+        Field { tag: 1, json: "metadata", ty: Ty::Message(39), repeated: false, keep_zero: true },
+        Field { tag: 2, json: "spec", ty: Ty::Message(83), repeated: false, keep_zero: true },
+        Field { tag: 3, json: "status", ty: Ty::Message(84), repeated: false, keep_zero: false },
+    ] },
+    // api::node::v1::RuntimeClass
+    Message { name: "RuntimeClass", fields: &[
+        Field { tag: 1, json: "metadata", ty: Ty::Message(39), repeated: false, keep_zero: true },
+        Field { tag: 2, json: "handler", ty: Ty::String, repeated: false, keep_zero: true },
+        Field { tag: 3, json: "overhead", ty: Ty::Message(85), repeated: false, keep_zero: false },
+        Field { tag: 4, json: "scheduling", ty: Ty::Message(86), repeated: false, keep_zero: false },
     ] },
     // api::coordination::v1::Lease
     Message { name: "Lease", fields: &[
-        Field { tag: 1, json: "metadata", ty: Ty::Message(17), repeated: false, keep_zero: true },
-        Field { tag: 2, json: "spec", ty: Ty::Message(31), repeated: false, keep_zero: false },
+        Field { tag: 1, json: "metadata", ty: Ty::Message(39), repeated: false, keep_zero: true },
+        Field { tag: 2, json: "spec", ty: Ty::Message(87), repeated: false, keep_zero: false },
     ] },
     // api::autoscaling::v1::Scale
     Message { name: "Scale", fields: &[
-        Field { tag: 1, json: "metadata", ty: Ty::Message(17), repeated: false, keep_zero: true },
-        Field { tag: 2, json: "spec", ty: Ty::Message(32), repeated: false, keep_zero: false },
-        Field { tag: 3, json: "status", ty: Ty::Message(33), repeated: false, keep_zero: false },
+        Field { tag: 1, json: "metadata", ty: Ty::Message(39), repeated: false, keep_zero: true },
+        Field { tag: 2, json: "spec", ty: Ty::Message(88), repeated: false, keep_zero: false },
+        Field { tag: 3, json: "status", ty: Ty::Message(89), repeated: false, keep_zero: false },
     ] },
     // api::events::v1::Event
     Message { name: "Event", fields: &[
-        Field { tag: 1, json: "metadata", ty: Ty::Message(17), repeated: false, keep_zero: true },
+        Field { tag: 1, json: "metadata", ty: Ty::Message(39), repeated: false, keep_zero: true },
         Field { tag: 2, json: "eventTime", ty: Ty::Special(Special::MicroTime), repeated: false, keep_zero: false },
-        Field { tag: 3, json: "series", ty: Ty::Message(34), repeated: false, keep_zero: false },
+        Field { tag: 3, json: "series", ty: Ty::Message(90), repeated: false, keep_zero: false },
         Field { tag: 4, json: "reportingController", ty: Ty::String, repeated: false, keep_zero: false },
         Field { tag: 5, json: "reportingInstance", ty: Ty::String, repeated: false, keep_zero: false },
         Field { tag: 6, json: "action", ty: Ty::String, repeated: false, keep_zero: false },
         Field { tag: 7, json: "reason", ty: Ty::String, repeated: false, keep_zero: false },
-        Field { tag: 8, json: "regarding", ty: Ty::Message(24), repeated: false, keep_zero: false },
-        Field { tag: 9, json: "related", ty: Ty::Message(24), repeated: false, keep_zero: false },
+        Field { tag: 8, json: "regarding", ty: Ty::Message(46), repeated: false, keep_zero: false },
+        Field { tag: 9, json: "related", ty: Ty::Message(46), repeated: false, keep_zero: false },
         Field { tag: 10, json: "note", ty: Ty::String, repeated: false, keep_zero: false },
         Field { tag: 11, json: "type", ty: Ty::String, repeated: false, keep_zero: false },
-        Field { tag: 12, json: "deprecatedSource", ty: Ty::Message(25), repeated: false, keep_zero: false },
+        Field { tag: 12, json: "deprecatedSource", ty: Ty::Message(47), repeated: false, keep_zero: false },
         Field { tag: 13, json: "deprecatedFirstTimestamp", ty: Ty::Special(Special::Time), repeated: false, keep_zero: false },
         Field { tag: 14, json: "deprecatedLastTimestamp", ty: Ty::Special(Special::Time), repeated: false, keep_zero: false },
         Field { tag: 15, json: "deprecatedCount", ty: Ty::Int32, repeated: false, keep_zero: false },
     ] },
     // api::authorization::v1::SelfSubjectAccessReview
     Message { name: "SelfSubjectAccessReview", fields: &[
-        Field { tag: 1, json: "metadata", ty: Ty::Message(17), repeated: false, keep_zero: true },
-        Field { tag: 2, json: "spec", ty: Ty::Message(35), repeated: false, keep_zero: true },
-        Field { tag: 3, json: "status", ty: Ty::Message(36), repeated: false, keep_zero: false },
+        Field { tag: 1, json: "metadata", ty: Ty::Message(39), repeated: false, keep_zero: true },
+        Field { tag: 2, json: "spec", ty: Ty::Message(91), repeated: false, keep_zero: true },
+        Field { tag: 3, json: "status", ty: Ty::Message(92), repeated: false, keep_zero: false },
     ] },
     // api::authorization::v1::SelfSubjectRulesReview
     Message { name: "SelfSubjectRulesReview", fields: &[
-        Field { tag: 1, json: "metadata", ty: Ty::Message(17), repeated: false, keep_zero: true },
-        Field { tag: 2, json: "spec", ty: Ty::Message(37), repeated: false, keep_zero: true },
-        Field { tag: 3, json: "status", ty: Ty::Message(38), repeated: false, keep_zero: false },
+        Field { tag: 1, json: "metadata", ty: Ty::Message(39), repeated: false, keep_zero: true },
+        Field { tag: 2, json: "spec", ty: Ty::Message(93), repeated: false, keep_zero: true },
+        Field { tag: 3, json: "status", ty: Ty::Message(94), repeated: false, keep_zero: false },
     ] },
     // apimachinery::pkg::apis::meta::v1::DeleteOptions
     Message { name: "DeleteOptions", fields: &[
         Field { tag: 1, json: "gracePeriodSeconds", ty: Ty::Int64, repeated: false, keep_zero: true },
-        Field { tag: 2, json: "preconditions", ty: Ty::Message(39), repeated: false, keep_zero: false },
+        Field { tag: 2, json: "preconditions", ty: Ty::Message(95), repeated: false, keep_zero: false },
         Field { tag: 3, json: "orphanDependents", ty: Ty::Bool, repeated: false, keep_zero: true },
-        Field { tag: 4, json: "propagationPolicy", ty: Ty::String, repeated: false, keep_zero: false },
+        Field { tag: 4, json: "propagationPolicy", ty: Ty::String, repeated: false, keep_zero: true },
         Field { tag: 5, json: "dryRun", ty: Ty::String, repeated: true, keep_zero: false },
         Field { tag: 6, json: "ignoreStoreReadErrorWithClusterBreakingPotential", ty: Ty::Bool, repeated: false, keep_zero: true },
     ] },
     // apimachinery::pkg::apis::meta::v1::Status
     Message { name: "Status", fields: &[
-        Field { tag: 1, json: "metadata", ty: Ty::Message(40), repeated: false, keep_zero: true },
+        Field { tag: 1, json: "metadata", ty: Ty::Message(96), repeated: false, keep_zero: true },
         Field { tag: 2, json: "status", ty: Ty::String, repeated: false, keep_zero: false },
         Field { tag: 3, json: "message", ty: Ty::String, repeated: false, keep_zero: false },
         Field { tag: 4, json: "reason", ty: Ty::String, repeated: false, keep_zero: false },
-        Field { tag: 5, json: "details", ty: Ty::Message(41), repeated: false, keep_zero: false },
+        Field { tag: 5, json: "details", ty: Ty::Message(97), repeated: false, keep_zero: false },
         Field { tag: 6, json: "code", ty: Ty::Int32, repeated: false, keep_zero: false },
     ] },
     // apimachinery::pkg::apis::meta::v1::PartialObjectMetadata
     Message { name: "PartialObjectMetadata", fields: &[
-        Field { tag: 1, json: "metadata", ty: Ty::Message(17), repeated: false, keep_zero: false },
+        Field { tag: 1, json: "metadata", ty: Ty::Message(39), repeated: false, keep_zero: false },
     ] },
     // apimachinery::pkg::apis::meta::v1::ObjectMeta
     Message { name: "ObjectMeta", fields: &[
@@ -175,14 +335,14 @@ pub(super) static MESSAGES: &[Message] = &[
         Field { tag: 10, json: "deletionGracePeriodSeconds", ty: Ty::Int64, repeated: false, keep_zero: true },
         Field { tag: 11, json: "labels", ty: Ty::MapString, repeated: false, keep_zero: false },
         Field { tag: 12, json: "annotations", ty: Ty::MapString, repeated: false, keep_zero: false },
-        Field { tag: 13, json: "ownerReferences", ty: Ty::Message(42), repeated: true, keep_zero: false },
+        Field { tag: 13, json: "ownerReferences", ty: Ty::Message(98), repeated: true, keep_zero: false },
         Field { tag: 14, json: "finalizers", ty: Ty::String, repeated: true, keep_zero: false },
-        Field { tag: 17, json: "managedFields", ty: Ty::Message(43), repeated: true, keep_zero: false },
+        Field { tag: 17, json: "managedFields", ty: Ty::Message(99), repeated: true, keep_zero: false },
     ] },
     // api::core::v1::PodSpec
     Message { name: "PodSpec", fields: &[
-        Field { tag: 1, json: "volumes", ty: Ty::Message(44), repeated: true, keep_zero: false },
-        Field { tag: 2, json: "containers", ty: Ty::Message(45), repeated: true, keep_zero: true },
+        Field { tag: 1, json: "volumes", ty: Ty::Message(100), repeated: true, keep_zero: false },
+        Field { tag: 2, json: "containers", ty: Ty::Message(101), repeated: true, keep_zero: true },
         Field { tag: 3, json: "restartPolicy", ty: Ty::String, repeated: false, keep_zero: false },
         Field { tag: 4, json: "terminationGracePeriodSeconds", ty: Ty::Int64, repeated: false, keep_zero: true },
         Field { tag: 5, json: "activeDeadlineSeconds", ty: Ty::Int64, repeated: false, keep_zero: true },
@@ -194,58 +354,58 @@ pub(super) static MESSAGES: &[Message] = &[
         Field { tag: 11, json: "hostNetwork", ty: Ty::Bool, repeated: false, keep_zero: false },
         Field { tag: 12, json: "hostPID", ty: Ty::Bool, repeated: false, keep_zero: false },
         Field { tag: 13, json: "hostIPC", ty: Ty::Bool, repeated: false, keep_zero: false },
-        Field { tag: 14, json: "securityContext", ty: Ty::Message(47), repeated: false, keep_zero: false },
-        Field { tag: 15, json: "imagePullSecrets", ty: Ty::Message(48), repeated: true, keep_zero: false },
+        Field { tag: 14, json: "securityContext", ty: Ty::Message(103), repeated: false, keep_zero: false },
+        Field { tag: 15, json: "imagePullSecrets", ty: Ty::Message(58), repeated: true, keep_zero: false },
         Field { tag: 16, json: "hostname", ty: Ty::String, repeated: false, keep_zero: false },
         Field { tag: 17, json: "subdomain", ty: Ty::String, repeated: false, keep_zero: false },
-        Field { tag: 18, json: "affinity", ty: Ty::Message(49), repeated: false, keep_zero: false },
+        Field { tag: 18, json: "affinity", ty: Ty::Message(104), repeated: false, keep_zero: false },
         Field { tag: 19, json: "schedulerName", ty: Ty::String, repeated: false, keep_zero: false },
-        Field { tag: 20, json: "initContainers", ty: Ty::Message(45), repeated: true, keep_zero: false },
+        Field { tag: 20, json: "initContainers", ty: Ty::Message(101), repeated: true, keep_zero: false },
         Field { tag: 21, json: "automountServiceAccountToken", ty: Ty::Bool, repeated: false, keep_zero: true },
-        Field { tag: 22, json: "tolerations", ty: Ty::Message(50), repeated: true, keep_zero: false },
-        Field { tag: 23, json: "hostAliases", ty: Ty::Message(51), repeated: true, keep_zero: false },
+        Field { tag: 22, json: "tolerations", ty: Ty::Message(105), repeated: true, keep_zero: false },
+        Field { tag: 23, json: "hostAliases", ty: Ty::Message(106), repeated: true, keep_zero: false },
         Field { tag: 24, json: "priorityClassName", ty: Ty::String, repeated: false, keep_zero: false },
         Field { tag: 25, json: "priority", ty: Ty::Int32, repeated: false, keep_zero: true },
-        Field { tag: 26, json: "dnsConfig", ty: Ty::Message(52), repeated: false, keep_zero: false },
+        Field { tag: 26, json: "dnsConfig", ty: Ty::Message(107), repeated: false, keep_zero: false },
         Field { tag: 27, json: "shareProcessNamespace", ty: Ty::Bool, repeated: false, keep_zero: true },
-        Field { tag: 28, json: "readinessGates", ty: Ty::Message(53), repeated: true, keep_zero: false },
-        Field { tag: 29, json: "runtimeClassName", ty: Ty::String, repeated: false, keep_zero: false },
+        Field { tag: 28, json: "readinessGates", ty: Ty::Message(108), repeated: true, keep_zero: false },
+        Field { tag: 29, json: "runtimeClassName", ty: Ty::String, repeated: false, keep_zero: true },
         Field { tag: 30, json: "enableServiceLinks", ty: Ty::Bool, repeated: false, keep_zero: true },
-        Field { tag: 31, json: "preemptionPolicy", ty: Ty::String, repeated: false, keep_zero: false },
+        Field { tag: 31, json: "preemptionPolicy", ty: Ty::String, repeated: false, keep_zero: true },
         Field { tag: 32, json: "overhead", ty: Ty::MapMessage(&Ty::Special(Special::Quantity)), repeated: false, keep_zero: false },
-        Field { tag: 33, json: "topologySpreadConstraints", ty: Ty::Message(54), repeated: true, keep_zero: false },
-        Field { tag: 34, json: "ephemeralContainers", ty: Ty::Message(46), repeated: true, keep_zero: false },
+        Field { tag: 33, json: "topologySpreadConstraints", ty: Ty::Message(109), repeated: true, keep_zero: false },
+        Field { tag: 34, json: "ephemeralContainers", ty: Ty::Message(102), repeated: true, keep_zero: false },
         Field { tag: 35, json: "setHostnameAsFQDN", ty: Ty::Bool, repeated: false, keep_zero: true },
-        Field { tag: 36, json: "os", ty: Ty::Message(55), repeated: false, keep_zero: false },
+        Field { tag: 36, json: "os", ty: Ty::Message(110), repeated: false, keep_zero: false },
         Field { tag: 37, json: "hostUsers", ty: Ty::Bool, repeated: false, keep_zero: true },
-        Field { tag: 38, json: "schedulingGates", ty: Ty::Message(56), repeated: true, keep_zero: false },
-        Field { tag: 39, json: "resourceClaims", ty: Ty::Message(57), repeated: true, keep_zero: false },
-        Field { tag: 40, json: "resources", ty: Ty::Message(58), repeated: false, keep_zero: false },
-        Field { tag: 41, json: "hostnameOverride", ty: Ty::String, repeated: false, keep_zero: false },
-        Field { tag: 42, json: "workloadRef", ty: Ty::Message(59), repeated: false, keep_zero: false },
+        Field { tag: 38, json: "schedulingGates", ty: Ty::Message(111), repeated: true, keep_zero: false },
+        Field { tag: 39, json: "resourceClaims", ty: Ty::Message(112), repeated: true, keep_zero: false },
+        Field { tag: 40, json: "resources", ty: Ty::Message(113), repeated: false, keep_zero: false },
+        Field { tag: 41, json: "hostnameOverride", ty: Ty::String, repeated: false, keep_zero: true },
+        Field { tag: 42, json: "workloadRef", ty: Ty::Message(114), repeated: false, keep_zero: false },
     ] },
     // api::core::v1::PodStatus
     Message { name: "PodStatus", fields: &[
         Field { tag: 1, json: "phase", ty: Ty::String, repeated: false, keep_zero: false },
-        Field { tag: 2, json: "conditions", ty: Ty::Message(60), repeated: true, keep_zero: false },
+        Field { tag: 2, json: "conditions", ty: Ty::Message(115), repeated: true, keep_zero: false },
         Field { tag: 3, json: "message", ty: Ty::String, repeated: false, keep_zero: false },
         Field { tag: 4, json: "reason", ty: Ty::String, repeated: false, keep_zero: false },
         Field { tag: 5, json: "hostIP", ty: Ty::String, repeated: false, keep_zero: false },
         Field { tag: 6, json: "podIP", ty: Ty::String, repeated: false, keep_zero: false },
         Field { tag: 7, json: "startTime", ty: Ty::Special(Special::Time), repeated: false, keep_zero: false },
-        Field { tag: 8, json: "containerStatuses", ty: Ty::Message(63), repeated: true, keep_zero: false },
+        Field { tag: 8, json: "containerStatuses", ty: Ty::Message(118), repeated: true, keep_zero: false },
         Field { tag: 9, json: "qosClass", ty: Ty::String, repeated: false, keep_zero: false },
-        Field { tag: 10, json: "initContainerStatuses", ty: Ty::Message(63), repeated: true, keep_zero: false },
+        Field { tag: 10, json: "initContainerStatuses", ty: Ty::Message(118), repeated: true, keep_zero: false },
         Field { tag: 11, json: "nominatedNodeName", ty: Ty::String, repeated: false, keep_zero: false },
-        Field { tag: 12, json: "podIPs", ty: Ty::Message(62), repeated: true, keep_zero: false },
-        Field { tag: 13, json: "ephemeralContainerStatuses", ty: Ty::Message(63), repeated: true, keep_zero: false },
+        Field { tag: 12, json: "podIPs", ty: Ty::Message(117), repeated: true, keep_zero: false },
+        Field { tag: 13, json: "ephemeralContainerStatuses", ty: Ty::Message(118), repeated: true, keep_zero: false },
         Field { tag: 14, json: "resize", ty: Ty::String, repeated: false, keep_zero: false },
-        Field { tag: 15, json: "resourceClaimStatuses", ty: Ty::Message(64), repeated: true, keep_zero: false },
-        Field { tag: 16, json: "hostIPs", ty: Ty::Message(61), repeated: true, keep_zero: false },
+        Field { tag: 15, json: "resourceClaimStatuses", ty: Ty::Message(119), repeated: true, keep_zero: false },
+        Field { tag: 16, json: "hostIPs", ty: Ty::Message(116), repeated: true, keep_zero: false },
         Field { tag: 17, json: "observedGeneration", ty: Ty::Int64, repeated: false, keep_zero: false },
-        Field { tag: 18, json: "extendedResourceClaimStatus", ty: Ty::Message(65), repeated: false, keep_zero: false },
+        Field { tag: 18, json: "extendedResourceClaimStatus", ty: Ty::Message(120), repeated: false, keep_zero: false },
         Field { tag: 19, json: "allocatedResources", ty: Ty::MapMessage(&Ty::Special(Special::Quantity)), repeated: false, keep_zero: false },
-        Field { tag: 20, json: "resources", ty: Ty::Message(58), repeated: false, keep_zero: false },
+        Field { tag: 20, json: "resources", ty: Ty::Message(113), repeated: false, keep_zero: false },
     ] },
     // api::core::v1::NamespaceSpec
     Message { name: "NamespaceSpec", fields: &[
@@ -254,7 +414,7 @@ pub(super) static MESSAGES: &[Message] = &[
     // api::core::v1::NamespaceStatus
     Message { name: "NamespaceStatus", fields: &[
         Field { tag: 1, json: "phase", ty: Ty::String, repeated: false, keep_zero: false },
-        Field { tag: 2, json: "conditions", ty: Ty::Message(66), repeated: true, keep_zero: false },
+        Field { tag: 2, json: "conditions", ty: Ty::Message(121), repeated: true, keep_zero: false },
     ] },
     // api::core::v1::NodeSpec
     Message { name: "NodeSpec", fields: &[
@@ -262,8 +422,8 @@ pub(super) static MESSAGES: &[Message] = &[
         Field { tag: 2, json: "externalID", ty: Ty::String, repeated: false, keep_zero: false },
         Field { tag: 3, json: "providerID", ty: Ty::String, repeated: false, keep_zero: false },
         Field { tag: 4, json: "unschedulable", ty: Ty::Bool, repeated: false, keep_zero: false },
-        Field { tag: 5, json: "taints", ty: Ty::Message(67), repeated: true, keep_zero: false },
-        Field { tag: 6, json: "configSource", ty: Ty::Message(68), repeated: false, keep_zero: false },
+        Field { tag: 5, json: "taints", ty: Ty::Message(122), repeated: true, keep_zero: false },
+        Field { tag: 6, json: "configSource", ty: Ty::Message(123), repeated: false, keep_zero: false },
         Field { tag: 7, json: "podCIDRs", ty: Ty::String, repeated: true, keep_zero: false },
     ] },
     // api::core::v1::NodeStatus
@@ -271,16 +431,16 @@ pub(super) static MESSAGES: &[Message] = &[
         Field { tag: 1, json: "capacity", ty: Ty::MapMessage(&Ty::Special(Special::Quantity)), repeated: false, keep_zero: false },
         Field { tag: 2, json: "allocatable", ty: Ty::MapMessage(&Ty::Special(Special::Quantity)), repeated: false, keep_zero: false },
         Field { tag: 3, json: "phase", ty: Ty::String, repeated: false, keep_zero: false },
-        Field { tag: 4, json: "conditions", ty: Ty::Message(69), repeated: true, keep_zero: false },
-        Field { tag: 5, json: "addresses", ty: Ty::Message(70), repeated: true, keep_zero: false },
-        Field { tag: 6, json: "daemonEndpoints", ty: Ty::Message(71), repeated: false, keep_zero: false },
-        Field { tag: 7, json: "nodeInfo", ty: Ty::Message(72), repeated: false, keep_zero: false },
-        Field { tag: 8, json: "images", ty: Ty::Message(73), repeated: true, keep_zero: false },
+        Field { tag: 4, json: "conditions", ty: Ty::Message(124), repeated: true, keep_zero: false },
+        Field { tag: 5, json: "addresses", ty: Ty::Message(125), repeated: true, keep_zero: false },
+        Field { tag: 6, json: "daemonEndpoints", ty: Ty::Message(126), repeated: false, keep_zero: false },
+        Field { tag: 7, json: "nodeInfo", ty: Ty::Message(127), repeated: false, keep_zero: false },
+        Field { tag: 8, json: "images", ty: Ty::Message(128), repeated: true, keep_zero: false },
         Field { tag: 9, json: "volumesInUse", ty: Ty::String, repeated: true, keep_zero: false },
-        Field { tag: 10, json: "volumesAttached", ty: Ty::Message(74), repeated: true, keep_zero: false },
-        Field { tag: 11, json: "config", ty: Ty::Message(75), repeated: false, keep_zero: false },
-        Field { tag: 12, json: "runtimeHandlers", ty: Ty::Message(76), repeated: true, keep_zero: false },
-        Field { tag: 13, json: "features", ty: Ty::Message(77), repeated: false, keep_zero: false },
+        Field { tag: 10, json: "volumesAttached", ty: Ty::Message(129), repeated: true, keep_zero: false },
+        Field { tag: 11, json: "config", ty: Ty::Message(130), repeated: false, keep_zero: false },
+        Field { tag: 12, json: "runtimeHandlers", ty: Ty::Message(131), repeated: true, keep_zero: false },
+        Field { tag: 13, json: "features", ty: Ty::Message(132), repeated: false, keep_zero: false },
         Field { tag: 14, json: "declaredFeatures", ty: Ty::String, repeated: true, keep_zero: false },
     ] },
     // api::core::v1::ObjectReference
@@ -303,12 +463,120 @@ pub(super) static MESSAGES: &[Message] = &[
         Field { tag: 1, json: "count", ty: Ty::Int32, repeated: false, keep_zero: false },
         Field { tag: 2, json: "lastObservedTime", ty: Ty::Special(Special::MicroTime), repeated: false, keep_zero: false },
     ] },
+    // api::core::v1::ServiceSpec
+    Message { name: "ServiceSpec", fields: &[
+        Field { tag: 1, json: "ports", ty: Ty::Message(133), repeated: true, keep_zero: false },
+        Field { tag: 2, json: "selector", ty: Ty::MapString, repeated: false, keep_zero: false },
+        Field { tag: 3, json: "clusterIP", ty: Ty::String, repeated: false, keep_zero: false },
+        Field { tag: 4, json: "type", ty: Ty::String, repeated: false, keep_zero: false },
+        Field { tag: 5, json: "externalIPs", ty: Ty::String, repeated: true, keep_zero: false },
+        Field { tag: 7, json: "sessionAffinity", ty: Ty::String, repeated: false, keep_zero: false },
+        Field { tag: 8, json: "loadBalancerIP", ty: Ty::String, repeated: false, keep_zero: false },
+        Field { tag: 9, json: "loadBalancerSourceRanges", ty: Ty::String, repeated: true, keep_zero: false },
+        Field { tag: 10, json: "externalName", ty: Ty::String, repeated: false, keep_zero: false },
+        Field { tag: 11, json: "externalTrafficPolicy", ty: Ty::String, repeated: false, keep_zero: false },
+        Field { tag: 12, json: "healthCheckNodePort", ty: Ty::Int32, repeated: false, keep_zero: false },
+        Field { tag: 13, json: "publishNotReadyAddresses", ty: Ty::Bool, repeated: false, keep_zero: false },
+        Field { tag: 14, json: "sessionAffinityConfig", ty: Ty::Message(134), repeated: false, keep_zero: false },
+        Field { tag: 17, json: "ipFamilyPolicy", ty: Ty::String, repeated: false, keep_zero: true },
+        Field { tag: 18, json: "clusterIPs", ty: Ty::String, repeated: true, keep_zero: false },
+        Field { tag: 19, json: "ipFamilies", ty: Ty::String, repeated: true, keep_zero: false },
+        Field { tag: 20, json: "allocateLoadBalancerNodePorts", ty: Ty::Bool, repeated: false, keep_zero: true },
+        Field { tag: 21, json: "loadBalancerClass", ty: Ty::String, repeated: false, keep_zero: true },
+        Field { tag: 22, json: "internalTrafficPolicy", ty: Ty::String, repeated: false, keep_zero: true },
+        Field { tag: 23, json: "trafficDistribution", ty: Ty::String, repeated: false, keep_zero: true },
+    ] },
+    // api::core::v1::ServiceStatus
+    Message { name: "ServiceStatus", fields: &[
+        Field { tag: 1, json: "loadBalancer", ty: Ty::Message(135), repeated: false, keep_zero: false },
+        Field { tag: 2, json: "conditions", ty: Ty::Message(136), repeated: true, keep_zero: false },
+    ] },
+    // api::core::v1::EndpointSubset
+    Message { name: "EndpointSubset", fields: &[
+        Field { tag: 1, json: "addresses", ty: Ty::Message(137), repeated: true, keep_zero: false },
+        Field { tag: 2, json: "notReadyAddresses", ty: Ty::Message(137), repeated: true, keep_zero: false },
+        Field { tag: 3, json: "ports", ty: Ty::Message(138), repeated: true, keep_zero: false },
+    ] },
+    // api::core::v1::PersistentVolumeSpec
+    Message { name: "PersistentVolumeSpec", fields: &[
+        Field { tag: 1, json: "capacity", ty: Ty::MapMessage(&Ty::Special(Special::Quantity)), repeated: false, keep_zero: false },
+        Field { tag: 2, json: "", ty: Ty::Message(139), repeated: false, keep_zero: true },
+        Field { tag: 3, json: "accessModes", ty: Ty::String, repeated: true, keep_zero: false },
+        Field { tag: 4, json: "claimRef", ty: Ty::Message(46), repeated: false, keep_zero: false },
+        Field { tag: 5, json: "persistentVolumeReclaimPolicy", ty: Ty::String, repeated: false, keep_zero: false },
+        Field { tag: 6, json: "storageClassName", ty: Ty::String, repeated: false, keep_zero: false },
+        Field { tag: 7, json: "mountOptions", ty: Ty::String, repeated: true, keep_zero: false },
+        Field { tag: 8, json: "volumeMode", ty: Ty::String, repeated: false, keep_zero: true },
+        Field { tag: 9, json: "nodeAffinity", ty: Ty::Message(140), repeated: false, keep_zero: false },
+        Field { tag: 10, json: "volumeAttributesClassName", ty: Ty::String, repeated: false, keep_zero: true },
+    ] },
+    // api::core::v1::PersistentVolumeStatus
+    Message { name: "PersistentVolumeStatus", fields: &[
+        Field { tag: 1, json: "phase", ty: Ty::String, repeated: false, keep_zero: false },
+        Field { tag: 2, json: "message", ty: Ty::String, repeated: false, keep_zero: false },
+        Field { tag: 3, json: "reason", ty: Ty::String, repeated: false, keep_zero: false },
+        Field { tag: 4, json: "lastPhaseTransitionTime", ty: Ty::Special(Special::Time), repeated: false, keep_zero: false },
+    ] },
+    // api::core::v1::PersistentVolumeClaimSpec
+    Message { name: "PersistentVolumeClaimSpec", fields: &[
+        Field { tag: 1, json: "accessModes", ty: Ty::String, repeated: true, keep_zero: false },
+        Field { tag: 2, json: "resources", ty: Ty::Message(141), repeated: false, keep_zero: false },
+        Field { tag: 3, json: "volumeName", ty: Ty::String, repeated: false, keep_zero: false },
+        Field { tag: 4, json: "selector", ty: Ty::Message(81), repeated: false, keep_zero: false },
+        Field { tag: 5, json: "storageClassName", ty: Ty::String, repeated: false, keep_zero: true },
+        Field { tag: 6, json: "volumeMode", ty: Ty::String, repeated: false, keep_zero: true },
+        Field { tag: 7, json: "dataSource", ty: Ty::Message(142), repeated: false, keep_zero: false },
+        Field { tag: 8, json: "dataSourceRef", ty: Ty::Message(143), repeated: false, keep_zero: false },
+        Field { tag: 9, json: "volumeAttributesClassName", ty: Ty::String, repeated: false, keep_zero: true },
+    ] },
+    // api::core::v1::PersistentVolumeClaimStatus
+    Message { name: "PersistentVolumeClaimStatus", fields: &[
+        Field { tag: 1, json: "phase", ty: Ty::String, repeated: false, keep_zero: false },
+        Field { tag: 2, json: "accessModes", ty: Ty::String, repeated: true, keep_zero: false },
+        Field { tag: 3, json: "capacity", ty: Ty::MapMessage(&Ty::Special(Special::Quantity)), repeated: false, keep_zero: false },
+        Field { tag: 4, json: "conditions", ty: Ty::Message(144), repeated: true, keep_zero: false },
+        Field { tag: 5, json: "allocatedResources", ty: Ty::MapMessage(&Ty::Special(Special::Quantity)), repeated: false, keep_zero: false },
+        Field { tag: 7, json: "allocatedResourceStatuses", ty: Ty::MapString, repeated: false, keep_zero: false },
+        Field { tag: 8, json: "currentVolumeAttributesClassName", ty: Ty::String, repeated: false, keep_zero: true },
+        Field { tag: 9, json: "modifyVolumeStatus", ty: Ty::Message(145), repeated: false, keep_zero: false },
+    ] },
+    // api::core::v1::ReplicationControllerSpec
+    Message { name: "ReplicationControllerSpec", fields: &[
+        Field { tag: 1, json: "replicas", ty: Ty::Int32, repeated: false, keep_zero: true },
+        Field { tag: 2, json: "selector", ty: Ty::MapString, repeated: false, keep_zero: false },
+        Field { tag: 3, json: "template", ty: Ty::Message(146), repeated: false, keep_zero: false },
+        Field { tag: 4, json: "minReadySeconds", ty: Ty::Int32, repeated: false, keep_zero: false },
+    ] },
+    // api::core::v1::ReplicationControllerStatus
+    Message { name: "ReplicationControllerStatus", fields: &[
+        Field { tag: 1, json: "replicas", ty: Ty::Int32, repeated: false, keep_zero: true },
+        Field { tag: 2, json: "fullyLabeledReplicas", ty: Ty::Int32, repeated: false, keep_zero: false },
+        Field { tag: 3, json: "observedGeneration", ty: Ty::Int64, repeated: false, keep_zero: false },
+        Field { tag: 4, json: "readyReplicas", ty: Ty::Int32, repeated: false, keep_zero: false },
+        Field { tag: 5, json: "availableReplicas", ty: Ty::Int32, repeated: false, keep_zero: false },
+        Field { tag: 6, json: "conditions", ty: Ty::Message(147), repeated: true, keep_zero: false },
+    ] },
+    // api::core::v1::LocalObjectReference
+    Message { name: "LocalObjectReference", fields: &[
+        Field { tag: 1, json: "name", ty: Ty::String, repeated: false, keep_zero: true },
+    ] },
+    // api::core::v1::ResourceQuotaSpec
+    Message { name: "ResourceQuotaSpec", fields: &[
+        Field { tag: 1, json: "hard", ty: Ty::MapMessage(&Ty::Special(Special::Quantity)), repeated: false, keep_zero: false },
+        Field { tag: 2, json: "scopes", ty: Ty::String, repeated: true, keep_zero: false },
+        Field { tag: 3, json: "scopeSelector", ty: Ty::Message(148), repeated: false, keep_zero: false },
+    ] },
+    // api::core::v1::ResourceQuotaStatus
+    Message { name: "ResourceQuotaStatus", fields: &[
+        Field { tag: 1, json: "hard", ty: Ty::MapMessage(&Ty::Special(Special::Quantity)), repeated: false, keep_zero: false },
+        Field { tag: 2, json: "used", ty: Ty::MapMessage(&Ty::Special(Special::Quantity)), repeated: false, keep_zero: false },
+    ] },
     // api::apps::v1::DeploymentSpec
     Message { name: "DeploymentSpec", fields: &[
         Field { tag: 1, json: "replicas", ty: Ty::Int32, repeated: false, keep_zero: true },
-        Field { tag: 2, json: "selector", ty: Ty::Message(78), repeated: false, keep_zero: true },
-        Field { tag: 3, json: "template", ty: Ty::Message(79), repeated: false, keep_zero: true },
-        Field { tag: 4, json: "strategy", ty: Ty::Message(80), repeated: false, keep_zero: false },
+        Field { tag: 2, json: "selector", ty: Ty::Message(81), repeated: false, keep_zero: true },
+        Field { tag: 3, json: "template", ty: Ty::Message(146), repeated: false, keep_zero: true },
+        Field { tag: 4, json: "strategy", ty: Ty::Message(149), repeated: false, keep_zero: false },
         Field { tag: 5, json: "minReadySeconds", ty: Ty::Int32, repeated: false, keep_zero: false },
         Field { tag: 6, json: "revisionHistoryLimit", ty: Ty::Int32, repeated: false, keep_zero: true },
         Field { tag: 7, json: "paused", ty: Ty::Bool, repeated: false, keep_zero: false },
@@ -321,7 +589,7 @@ pub(super) static MESSAGES: &[Message] = &[
         Field { tag: 3, json: "updatedReplicas", ty: Ty::Int32, repeated: false, keep_zero: false },
         Field { tag: 4, json: "availableReplicas", ty: Ty::Int32, repeated: false, keep_zero: false },
         Field { tag: 5, json: "unavailableReplicas", ty: Ty::Int32, repeated: false, keep_zero: false },
-        Field { tag: 6, json: "conditions", ty: Ty::Message(81), repeated: true, keep_zero: false },
+        Field { tag: 6, json: "conditions", ty: Ty::Message(150), repeated: true, keep_zero: false },
         Field { tag: 7, json: "readyReplicas", ty: Ty::Int32, repeated: false, keep_zero: false },
         Field { tag: 8, json: "collisionCount", ty: Ty::Int32, repeated: false, keep_zero: true },
         Field { tag: 9, json: "terminatingReplicas", ty: Ty::Int32, repeated: false, keep_zero: true },
@@ -329,8 +597,8 @@ pub(super) static MESSAGES: &[Message] = &[
     // api::apps::v1::ReplicaSetSpec
     Message { name: "ReplicaSetSpec", fields: &[
         Field { tag: 1, json: "replicas", ty: Ty::Int32, repeated: false, keep_zero: true },
-        Field { tag: 2, json: "selector", ty: Ty::Message(78), repeated: false, keep_zero: true },
-        Field { tag: 3, json: "template", ty: Ty::Message(79), repeated: false, keep_zero: false },
+        Field { tag: 2, json: "selector", ty: Ty::Message(81), repeated: false, keep_zero: true },
+        Field { tag: 3, json: "template", ty: Ty::Message(146), repeated: false, keep_zero: false },
         Field { tag: 4, json: "minReadySeconds", ty: Ty::Int32, repeated: false, keep_zero: false },
     ] },
     // api::apps::v1::ReplicaSetStatus
@@ -340,8 +608,205 @@ pub(super) static MESSAGES: &[Message] = &[
         Field { tag: 3, json: "observedGeneration", ty: Ty::Int64, repeated: false, keep_zero: false },
         Field { tag: 4, json: "readyReplicas", ty: Ty::Int32, repeated: false, keep_zero: false },
         Field { tag: 5, json: "availableReplicas", ty: Ty::Int32, repeated: false, keep_zero: false },
-        Field { tag: 6, json: "conditions", ty: Ty::Message(82), repeated: true, keep_zero: false },
+        Field { tag: 6, json: "conditions", ty: Ty::Message(151), repeated: true, keep_zero: false },
         Field { tag: 7, json: "terminatingReplicas", ty: Ty::Int32, repeated: false, keep_zero: true },
+    ] },
+    // api::apps::v1::StatefulSetSpec
+    Message { name: "StatefulSetSpec", fields: &[
+        Field { tag: 1, json: "replicas", ty: Ty::Int32, repeated: false, keep_zero: true },
+        Field { tag: 2, json: "selector", ty: Ty::Message(81), repeated: false, keep_zero: true },
+        Field { tag: 3, json: "template", ty: Ty::Message(146), repeated: false, keep_zero: true },
+        Field { tag: 4, json: "volumeClaimTemplates", ty: Ty::Message(10), repeated: true, keep_zero: false },
+        Field { tag: 5, json: "serviceName", ty: Ty::String, repeated: false, keep_zero: true },
+        Field { tag: 6, json: "podManagementPolicy", ty: Ty::String, repeated: false, keep_zero: false },
+        Field { tag: 7, json: "updateStrategy", ty: Ty::Message(152), repeated: false, keep_zero: false },
+        Field { tag: 8, json: "revisionHistoryLimit", ty: Ty::Int32, repeated: false, keep_zero: true },
+        Field { tag: 9, json: "minReadySeconds", ty: Ty::Int32, repeated: false, keep_zero: false },
+        Field { tag: 10, json: "persistentVolumeClaimRetentionPolicy", ty: Ty::Message(153), repeated: false, keep_zero: false },
+        Field { tag: 11, json: "ordinals", ty: Ty::Message(154), repeated: false, keep_zero: false },
+    ] },
+    // api::apps::v1::StatefulSetStatus
+    Message { name: "StatefulSetStatus", fields: &[
+        Field { tag: 1, json: "observedGeneration", ty: Ty::Int64, repeated: false, keep_zero: false },
+        Field { tag: 2, json: "replicas", ty: Ty::Int32, repeated: false, keep_zero: true },
+        Field { tag: 3, json: "readyReplicas", ty: Ty::Int32, repeated: false, keep_zero: false },
+        Field { tag: 4, json: "currentReplicas", ty: Ty::Int32, repeated: false, keep_zero: false },
+        Field { tag: 5, json: "updatedReplicas", ty: Ty::Int32, repeated: false, keep_zero: false },
+        Field { tag: 6, json: "currentRevision", ty: Ty::String, repeated: false, keep_zero: false },
+        Field { tag: 7, json: "updateRevision", ty: Ty::String, repeated: false, keep_zero: false },
+        Field { tag: 9, json: "collisionCount", ty: Ty::Int32, repeated: false, keep_zero: true },
+        Field { tag: 10, json: "conditions", ty: Ty::Message(155), repeated: true, keep_zero: false },
+        Field { tag: 11, json: "availableReplicas", ty: Ty::Int32, repeated: false, keep_zero: true },
+    ] },
+    // api::apps::v1::DaemonSetSpec
+    Message { name: "DaemonSetSpec", fields: &[
+        Field { tag: 1, json: "selector", ty: Ty::Message(81), repeated: false, keep_zero: true },
+        Field { tag: 2, json: "template", ty: Ty::Message(146), repeated: false, keep_zero: true },
+        Field { tag: 3, json: "updateStrategy", ty: Ty::Message(156), repeated: false, keep_zero: false },
+        Field { tag: 4, json: "minReadySeconds", ty: Ty::Int32, repeated: false, keep_zero: false },
+        Field { tag: 6, json: "revisionHistoryLimit", ty: Ty::Int32, repeated: false, keep_zero: true },
+    ] },
+    // api::apps::v1::DaemonSetStatus
+    Message { name: "DaemonSetStatus", fields: &[
+        Field { tag: 1, json: "currentNumberScheduled", ty: Ty::Int32, repeated: false, keep_zero: true },
+        Field { tag: 2, json: "numberMisscheduled", ty: Ty::Int32, repeated: false, keep_zero: true },
+        Field { tag: 3, json: "desiredNumberScheduled", ty: Ty::Int32, repeated: false, keep_zero: true },
+        Field { tag: 4, json: "numberReady", ty: Ty::Int32, repeated: false, keep_zero: true },
+        Field { tag: 5, json: "observedGeneration", ty: Ty::Int64, repeated: false, keep_zero: false },
+        Field { tag: 6, json: "updatedNumberScheduled", ty: Ty::Int32, repeated: false, keep_zero: false },
+        Field { tag: 7, json: "numberAvailable", ty: Ty::Int32, repeated: false, keep_zero: false },
+        Field { tag: 8, json: "numberUnavailable", ty: Ty::Int32, repeated: false, keep_zero: false },
+        Field { tag: 9, json: "collisionCount", ty: Ty::Int32, repeated: false, keep_zero: true },
+        Field { tag: 10, json: "conditions", ty: Ty::Message(157), repeated: true, keep_zero: false },
+    ] },
+    // api::batch::v1::JobSpec
+    Message { name: "JobSpec", fields: &[
+        Field { tag: 1, json: "parallelism", ty: Ty::Int32, repeated: false, keep_zero: true },
+        Field { tag: 2, json: "completions", ty: Ty::Int32, repeated: false, keep_zero: true },
+        Field { tag: 3, json: "activeDeadlineSeconds", ty: Ty::Int64, repeated: false, keep_zero: true },
+        Field { tag: 4, json: "selector", ty: Ty::Message(81), repeated: false, keep_zero: false },
+        Field { tag: 5, json: "manualSelector", ty: Ty::Bool, repeated: false, keep_zero: true },
+        Field { tag: 6, json: "template", ty: Ty::Message(146), repeated: false, keep_zero: true },
+        Field { tag: 7, json: "backoffLimit", ty: Ty::Int32, repeated: false, keep_zero: true },
+        Field { tag: 8, json: "ttlSecondsAfterFinished", ty: Ty::Int32, repeated: false, keep_zero: true },
+        Field { tag: 9, json: "completionMode", ty: Ty::String, repeated: false, keep_zero: true },
+        Field { tag: 10, json: "suspend", ty: Ty::Bool, repeated: false, keep_zero: true },
+        Field { tag: 11, json: "podFailurePolicy", ty: Ty::Message(158), repeated: false, keep_zero: false },
+        Field { tag: 12, json: "backoffLimitPerIndex", ty: Ty::Int32, repeated: false, keep_zero: true },
+        Field { tag: 13, json: "maxFailedIndexes", ty: Ty::Int32, repeated: false, keep_zero: true },
+        Field { tag: 14, json: "podReplacementPolicy", ty: Ty::String, repeated: false, keep_zero: true },
+        Field { tag: 15, json: "managedBy", ty: Ty::String, repeated: false, keep_zero: true },
+        Field { tag: 16, json: "successPolicy", ty: Ty::Message(159), repeated: false, keep_zero: false },
+    ] },
+    // api::batch::v1::JobStatus
+    Message { name: "JobStatus", fields: &[
+        Field { tag: 1, json: "conditions", ty: Ty::Message(160), repeated: true, keep_zero: false },
+        Field { tag: 2, json: "startTime", ty: Ty::Special(Special::Time), repeated: false, keep_zero: false },
+        Field { tag: 3, json: "completionTime", ty: Ty::Special(Special::Time), repeated: false, keep_zero: false },
+        Field { tag: 4, json: "active", ty: Ty::Int32, repeated: false, keep_zero: false },
+        Field { tag: 5, json: "succeeded", ty: Ty::Int32, repeated: false, keep_zero: false },
+        Field { tag: 6, json: "failed", ty: Ty::Int32, repeated: false, keep_zero: false },
+        Field { tag: 7, json: "completedIndexes", ty: Ty::String, repeated: false, keep_zero: false },
+        Field { tag: 8, json: "uncountedTerminatedPods", ty: Ty::Message(161), repeated: false, keep_zero: false },
+        Field { tag: 9, json: "ready", ty: Ty::Int32, repeated: false, keep_zero: true },
+        Field { tag: 10, json: "failedIndexes", ty: Ty::String, repeated: false, keep_zero: true },
+        Field { tag: 11, json: "terminating", ty: Ty::Int32, repeated: false, keep_zero: true },
+    ] },
+    // api::batch::v1::CronJobSpec
+    Message { name: "CronJobSpec", fields: &[
+        Field { tag: 1, json: "schedule", ty: Ty::String, repeated: false, keep_zero: true },
+        Field { tag: 2, json: "startingDeadlineSeconds", ty: Ty::Int64, repeated: false, keep_zero: true },
+        Field { tag: 3, json: "concurrencyPolicy", ty: Ty::String, repeated: false, keep_zero: false },
+        Field { tag: 4, json: "suspend", ty: Ty::Bool, repeated: false, keep_zero: true },
+        Field { tag: 5, json: "jobTemplate", ty: Ty::Message(162), repeated: false, keep_zero: true },
+        Field { tag: 6, json: "successfulJobsHistoryLimit", ty: Ty::Int32, repeated: false, keep_zero: true },
+        Field { tag: 7, json: "failedJobsHistoryLimit", ty: Ty::Int32, repeated: false, keep_zero: true },
+        Field { tag: 8, json: "timeZone", ty: Ty::String, repeated: false, keep_zero: true },
+    ] },
+    // api::batch::v1::CronJobStatus
+    Message { name: "CronJobStatus", fields: &[
+        Field { tag: 1, json: "active", ty: Ty::Message(46), repeated: true, keep_zero: false },
+        Field { tag: 4, json: "lastScheduleTime", ty: Ty::Special(Special::Time), repeated: false, keep_zero: false },
+        Field { tag: 5, json: "lastSuccessfulTime", ty: Ty::Special(Special::Time), repeated: false, keep_zero: false },
+    ] },
+    // api::certificates::v1::CertificateSigningRequestSpec
+    Message { name: "CertificateSigningRequestSpec", fields: &[
+        Field { tag: 1, json: "request", ty: Ty::Bytes, repeated: false, keep_zero: true },
+        Field { tag: 2, json: "username", ty: Ty::String, repeated: false, keep_zero: false },
+        Field { tag: 3, json: "uid", ty: Ty::String, repeated: false, keep_zero: false },
+        Field { tag: 4, json: "groups", ty: Ty::String, repeated: true, keep_zero: false },
+        Field { tag: 5, json: "usages", ty: Ty::String, repeated: true, keep_zero: false },
+        Field { tag: 6, json: "extra", ty: Ty::MapMessage(&Ty::Special(Special::StringList)), repeated: false, keep_zero: false },
+        Field { tag: 7, json: "signerName", ty: Ty::String, repeated: false, keep_zero: true },
+        Field { tag: 8, json: "expirationSeconds", ty: Ty::Int32, repeated: false, keep_zero: true },
+    ] },
+    // api::certificates::v1::CertificateSigningRequestStatus
+    Message { name: "CertificateSigningRequestStatus", fields: &[
+        Field { tag: 1, json: "conditions", ty: Ty::Message(163), repeated: true, keep_zero: false },
+        Field { tag: 2, json: "certificate", ty: Ty::Bytes, repeated: false, keep_zero: false },
+    ] },
+    // api::discovery::v1::Endpoint
+    Message { name: "Endpoint", fields: &[
+        Field { tag: 1, json: "addresses", ty: Ty::String, repeated: true, keep_zero: true },
+        Field { tag: 2, json: "conditions", ty: Ty::Message(164), repeated: false, keep_zero: false },
+        Field { tag: 3, json: "hostname", ty: Ty::String, repeated: false, keep_zero: true },
+        Field { tag: 4, json: "targetRef", ty: Ty::Message(46), repeated: false, keep_zero: false },
+        Field { tag: 5, json: "deprecatedTopology", ty: Ty::MapString, repeated: false, keep_zero: false },
+        Field { tag: 6, json: "nodeName", ty: Ty::String, repeated: false, keep_zero: true },
+        Field { tag: 7, json: "zone", ty: Ty::String, repeated: false, keep_zero: true },
+        Field { tag: 8, json: "hints", ty: Ty::Message(165), repeated: false, keep_zero: false },
+    ] },
+    // api::discovery::v1::EndpointPort
+    Message { name: "EndpointPort", fields: &[
+        Field { tag: 1, json: "name", ty: Ty::String, repeated: false, keep_zero: true },
+        Field { tag: 2, json: "protocol", ty: Ty::String, repeated: false, keep_zero: true },
+        Field { tag: 3, json: "port", ty: Ty::Int32, repeated: false, keep_zero: true },
+        Field { tag: 4, json: "appProtocol", ty: Ty::String, repeated: false, keep_zero: true },
+    ] },
+    // api::policy::v1::PodDisruptionBudgetSpec
+    Message { name: "PodDisruptionBudgetSpec", fields: &[
+        Field { tag: 1, json: "minAvailable", ty: Ty::Special(Special::IntOrString), repeated: false, keep_zero: false },
+        Field { tag: 2, json: "selector", ty: Ty::Message(81), repeated: false, keep_zero: false },
+        Field { tag: 3, json: "maxUnavailable", ty: Ty::Special(Special::IntOrString), repeated: false, keep_zero: false },
+        Field { tag: 4, json: "unhealthyPodEvictionPolicy", ty: Ty::String, repeated: false, keep_zero: true },
+    ] },
+    // api::policy::v1::PodDisruptionBudgetStatus
+    Message { name: "PodDisruptionBudgetStatus", fields: &[
+        Field { tag: 1, json: "observedGeneration", ty: Ty::Int64, repeated: false, keep_zero: false },
+        Field { tag: 2, json: "disruptedPods", ty: Ty::MapMessage(&Ty::Special(Special::Time)), repeated: false, keep_zero: false },
+        Field { tag: 3, json: "disruptionsAllowed", ty: Ty::Int32, repeated: false, keep_zero: true },
+        Field { tag: 4, json: "currentHealthy", ty: Ty::Int32, repeated: false, keep_zero: true },
+        Field { tag: 5, json: "desiredHealthy", ty: Ty::Int32, repeated: false, keep_zero: true },
+        Field { tag: 6, json: "expectedPods", ty: Ty::Int32, repeated: false, keep_zero: true },
+        Field { tag: 7, json: "conditions", ty: Ty::Message(136), repeated: true, keep_zero: false },
+    ] },
+    // api::storage::v1::CSIDriverSpec
+    Message { name: "CSIDriverSpec", fields: &[
+        Field { tag: 1, json: "attachRequired", ty: Ty::Bool, repeated: false, keep_zero: true },
+        Field { tag: 2, json: "podInfoOnMount", ty: Ty::Bool, repeated: false, keep_zero: true },
+        Field { tag: 3, json: "volumeLifecycleModes", ty: Ty::String, repeated: true, keep_zero: false },
+        Field { tag: 4, json: "storageCapacity", ty: Ty::Bool, repeated: false, keep_zero: true },
+        Field { tag: 5, json: "fsGroupPolicy", ty: Ty::String, repeated: false, keep_zero: true },
+        Field { tag: 6, json: "tokenRequests", ty: Ty::Message(166), repeated: true, keep_zero: false },
+        Field { tag: 7, json: "requiresRepublish", ty: Ty::Bool, repeated: false, keep_zero: true },
+        Field { tag: 8, json: "seLinuxMount", ty: Ty::Bool, repeated: false, keep_zero: true },
+        Field { tag: 9, json: "nodeAllocatableUpdatePeriodSeconds", ty: Ty::Int64, repeated: false, keep_zero: true },
+        Field { tag: 10, json: "serviceAccountTokenInSecrets", ty: Ty::Bool, repeated: false, keep_zero: true },
+    ] },
+    // api::storage::v1::CSINodeSpec
+    Message { name: "CSINodeSpec", fields: &[
+        Field { tag: 1, json: "drivers", ty: Ty::Message(167), repeated: true, keep_zero: true },
+    ] },
+    // apimachinery::pkg::apis::meta::v1::LabelSelector
+    Message { name: "LabelSelector", fields: &[
+        Field { tag: 1, json: "matchLabels", ty: Ty::MapString, repeated: false, keep_zero: false },
+        Field { tag: 2, json: "matchExpressions", ty: Ty::Message(168), repeated: true, keep_zero: false },
+    ] },
+    // api::core::v1::TopologySelectorTerm
+    Message { name: "TopologySelectorTerm", fields: &[
+        Field { tag: 1, json: "matchLabelExpressions", ty: Ty::Message(169), repeated: true, keep_zero: false },
+    ] },
+    // api::storage::v1::VolumeAttachmentSpec
+    Message { name: "VolumeAttachmentSpec", fields: &[
+        Field { tag: 1, json: "attacher", ty: Ty::String, repeated: false, keep_zero: true },
+        Field { tag: 2, json: "source", ty: Ty::Message(170), repeated: false, keep_zero: true },
+        Field { tag: 3, json: "nodeName", ty: Ty::String, repeated: false, keep_zero: true },
+    ] },
+    // api::storage::v1::VolumeAttachmentStatus
+    Message { name: "VolumeAttachmentStatus", fields: &[
+        Field { tag: 1, json: "attached", ty: Ty::Bool, repeated: false, keep_zero: true },
+        Field { tag: 2, json: "attachmentMetadata", ty: Ty::MapString, repeated: false, keep_zero: false },
+        Field { tag: 3, json: "attachError", ty: Ty::Message(171), repeated: false, keep_zero: false },
+        Field { tag: 4, json: "detachError", ty: Ty::Message(171), repeated: false, keep_zero: false },
+    ] },
+    // api::node::v1::Overhead
+    Message { name: "Overhead", fields: &[
+        Field { tag: 1, json: "podFixed", ty: Ty::MapMessage(&Ty::Special(Special::Quantity)), repeated: false, keep_zero: false },
+    ] },
+    // api::node::v1::Scheduling
+    Message { name: "Scheduling", fields: &[
+        Field { tag: 1, json: "nodeSelector", ty: Ty::MapString, repeated: false, keep_zero: false },
+        Field { tag: 2, json: "tolerations", ty: Ty::Message(105), repeated: true, keep_zero: false },
     ] },
     // api::coordination::v1::LeaseSpec
     Message { name: "LeaseSpec", fields: &[
@@ -350,7 +815,7 @@ pub(super) static MESSAGES: &[Message] = &[
         Field { tag: 3, json: "acquireTime", ty: Ty::Special(Special::MicroTime), repeated: false, keep_zero: false },
         Field { tag: 4, json: "renewTime", ty: Ty::Special(Special::MicroTime), repeated: false, keep_zero: false },
         Field { tag: 5, json: "leaseTransitions", ty: Ty::Int32, repeated: false, keep_zero: true },
-        Field { tag: 6, json: "strategy", ty: Ty::String, repeated: false, keep_zero: false },
+        Field { tag: 6, json: "strategy", ty: Ty::String, repeated: false, keep_zero: true },
         Field { tag: 7, json: "preferredHolder", ty: Ty::String, repeated: false, keep_zero: true },
     ] },
     // api::autoscaling::v1::ScaleSpec
@@ -369,8 +834,8 @@ pub(super) static MESSAGES: &[Message] = &[
     ] },
     // api::authorization::v1::SelfSubjectAccessReviewSpec
     Message { name: "SelfSubjectAccessReviewSpec", fields: &[
-        Field { tag: 1, json: "resourceAttributes", ty: Ty::Message(83), repeated: false, keep_zero: false },
-        Field { tag: 2, json: "nonResourceAttributes", ty: Ty::Message(84), repeated: false, keep_zero: false },
+        Field { tag: 1, json: "resourceAttributes", ty: Ty::Message(172), repeated: false, keep_zero: false },
+        Field { tag: 2, json: "nonResourceAttributes", ty: Ty::Message(173), repeated: false, keep_zero: false },
     ] },
     // api::authorization::v1::SubjectAccessReviewStatus
     Message { name: "SubjectAccessReviewStatus", fields: &[
@@ -385,15 +850,15 @@ pub(super) static MESSAGES: &[Message] = &[
     ] },
     // api::authorization::v1::SubjectRulesReviewStatus
     Message { name: "SubjectRulesReviewStatus", fields: &[
-        Field { tag: 1, json: "resourceRules", ty: Ty::Message(85), repeated: true, keep_zero: true },
-        Field { tag: 2, json: "nonResourceRules", ty: Ty::Message(86), repeated: true, keep_zero: true },
+        Field { tag: 1, json: "resourceRules", ty: Ty::Message(174), repeated: true, keep_zero: true },
+        Field { tag: 2, json: "nonResourceRules", ty: Ty::Message(175), repeated: true, keep_zero: true },
         Field { tag: 3, json: "incomplete", ty: Ty::Bool, repeated: false, keep_zero: true },
         Field { tag: 4, json: "evaluationError", ty: Ty::String, repeated: false, keep_zero: false },
     ] },
     // apimachinery::pkg::apis::meta::v1::Preconditions
     Message { name: "Preconditions", fields: &[
-        Field { tag: 1, json: "uid", ty: Ty::String, repeated: false, keep_zero: false },
-        Field { tag: 2, json: "resourceVersion", ty: Ty::String, repeated: false, keep_zero: false },
+        Field { tag: 1, json: "uid", ty: Ty::String, repeated: false, keep_zero: true },
+        Field { tag: 2, json: "resourceVersion", ty: Ty::String, repeated: false, keep_zero: true },
     ] },
     // apimachinery::pkg::apis::meta::v1::ListMeta
     Message { name: "ListMeta", fields: &[
@@ -407,7 +872,7 @@ pub(super) static MESSAGES: &[Message] = &[
         Field { tag: 1, json: "name", ty: Ty::String, repeated: false, keep_zero: false },
         Field { tag: 2, json: "group", ty: Ty::String, repeated: false, keep_zero: false },
         Field { tag: 3, json: "kind", ty: Ty::String, repeated: false, keep_zero: false },
-        Field { tag: 4, json: "causes", ty: Ty::Message(87), repeated: true, keep_zero: false },
+        Field { tag: 4, json: "causes", ty: Ty::Message(176), repeated: true, keep_zero: false },
         Field { tag: 5, json: "retryAfterSeconds", ty: Ty::Int32, repeated: false, keep_zero: false },
         Field { tag: 6, json: "uid", ty: Ty::String, repeated: false, keep_zero: false },
     ] },
@@ -433,7 +898,7 @@ pub(super) static MESSAGES: &[Message] = &[
     // api::core::v1::Volume
     Message { name: "Volume", fields: &[
         Field { tag: 1, json: "name", ty: Ty::String, repeated: false, keep_zero: true },
-        Field { tag: 2, json: "", ty: Ty::Message(88), repeated: false, keep_zero: true },
+        Field { tag: 2, json: "", ty: Ty::Message(177), repeated: false, keep_zero: true },
     ] },
     // api::core::v1::Container
     Message { name: "Container", fields: &[
@@ -442,57 +907,53 @@ pub(super) static MESSAGES: &[Message] = &[
         Field { tag: 3, json: "command", ty: Ty::String, repeated: true, keep_zero: false },
         Field { tag: 4, json: "args", ty: Ty::String, repeated: true, keep_zero: false },
         Field { tag: 5, json: "workingDir", ty: Ty::String, repeated: false, keep_zero: false },
-        Field { tag: 6, json: "ports", ty: Ty::Message(89), repeated: true, keep_zero: false },
-        Field { tag: 7, json: "env", ty: Ty::Message(91), repeated: true, keep_zero: false },
-        Field { tag: 8, json: "resources", ty: Ty::Message(58), repeated: false, keep_zero: false },
-        Field { tag: 9, json: "volumeMounts", ty: Ty::Message(94), repeated: true, keep_zero: false },
-        Field { tag: 10, json: "livenessProbe", ty: Ty::Message(96), repeated: false, keep_zero: false },
-        Field { tag: 11, json: "readinessProbe", ty: Ty::Message(96), repeated: false, keep_zero: false },
-        Field { tag: 12, json: "lifecycle", ty: Ty::Message(97), repeated: false, keep_zero: false },
+        Field { tag: 6, json: "ports", ty: Ty::Message(178), repeated: true, keep_zero: false },
+        Field { tag: 7, json: "env", ty: Ty::Message(180), repeated: true, keep_zero: false },
+        Field { tag: 8, json: "resources", ty: Ty::Message(113), repeated: false, keep_zero: false },
+        Field { tag: 9, json: "volumeMounts", ty: Ty::Message(183), repeated: true, keep_zero: false },
+        Field { tag: 10, json: "livenessProbe", ty: Ty::Message(185), repeated: false, keep_zero: false },
+        Field { tag: 11, json: "readinessProbe", ty: Ty::Message(185), repeated: false, keep_zero: false },
+        Field { tag: 12, json: "lifecycle", ty: Ty::Message(186), repeated: false, keep_zero: false },
         Field { tag: 13, json: "terminationMessagePath", ty: Ty::String, repeated: false, keep_zero: false },
         Field { tag: 14, json: "imagePullPolicy", ty: Ty::String, repeated: false, keep_zero: false },
-        Field { tag: 15, json: "securityContext", ty: Ty::Message(98), repeated: false, keep_zero: false },
+        Field { tag: 15, json: "securityContext", ty: Ty::Message(187), repeated: false, keep_zero: false },
         Field { tag: 16, json: "stdin", ty: Ty::Bool, repeated: false, keep_zero: false },
         Field { tag: 17, json: "stdinOnce", ty: Ty::Bool, repeated: false, keep_zero: false },
         Field { tag: 18, json: "tty", ty: Ty::Bool, repeated: false, keep_zero: false },
-        Field { tag: 19, json: "envFrom", ty: Ty::Message(90), repeated: true, keep_zero: false },
+        Field { tag: 19, json: "envFrom", ty: Ty::Message(179), repeated: true, keep_zero: false },
         Field { tag: 20, json: "terminationMessagePolicy", ty: Ty::String, repeated: false, keep_zero: false },
-        Field { tag: 21, json: "volumeDevices", ty: Ty::Message(95), repeated: true, keep_zero: false },
-        Field { tag: 22, json: "startupProbe", ty: Ty::Message(96), repeated: false, keep_zero: false },
-        Field { tag: 23, json: "resizePolicy", ty: Ty::Message(92), repeated: true, keep_zero: false },
-        Field { tag: 24, json: "restartPolicy", ty: Ty::String, repeated: false, keep_zero: false },
-        Field { tag: 25, json: "restartPolicyRules", ty: Ty::Message(93), repeated: true, keep_zero: false },
+        Field { tag: 21, json: "volumeDevices", ty: Ty::Message(184), repeated: true, keep_zero: false },
+        Field { tag: 22, json: "startupProbe", ty: Ty::Message(185), repeated: false, keep_zero: false },
+        Field { tag: 23, json: "resizePolicy", ty: Ty::Message(181), repeated: true, keep_zero: false },
+        Field { tag: 24, json: "restartPolicy", ty: Ty::String, repeated: false, keep_zero: true },
+        Field { tag: 25, json: "restartPolicyRules", ty: Ty::Message(182), repeated: true, keep_zero: false },
     ] },
     // api::core::v1::EphemeralContainer
     Message { name: "EphemeralContainer", fields: &[
-        Field { tag: 1, json: "", ty: Ty::Message(99), repeated: false, keep_zero: true },
+        Field { tag: 1, json: "", ty: Ty::Message(188), repeated: false, keep_zero: true },
         Field { tag: 2, json: "targetContainerName", ty: Ty::String, repeated: false, keep_zero: false },
     ] },
     // api::core::v1::PodSecurityContext
     Message { name: "PodSecurityContext", fields: &[
-        Field { tag: 1, json: "seLinuxOptions", ty: Ty::Message(100), repeated: false, keep_zero: false },
+        Field { tag: 1, json: "seLinuxOptions", ty: Ty::Message(189), repeated: false, keep_zero: false },
         Field { tag: 2, json: "runAsUser", ty: Ty::Int64, repeated: false, keep_zero: true },
         Field { tag: 3, json: "runAsNonRoot", ty: Ty::Bool, repeated: false, keep_zero: true },
         Field { tag: 4, json: "supplementalGroups", ty: Ty::Int64, repeated: true, keep_zero: false },
         Field { tag: 5, json: "fsGroup", ty: Ty::Int64, repeated: false, keep_zero: true },
         Field { tag: 6, json: "runAsGroup", ty: Ty::Int64, repeated: false, keep_zero: true },
-        Field { tag: 7, json: "sysctls", ty: Ty::Message(102), repeated: true, keep_zero: false },
-        Field { tag: 8, json: "windowsOptions", ty: Ty::Message(101), repeated: false, keep_zero: false },
-        Field { tag: 9, json: "fsGroupChangePolicy", ty: Ty::String, repeated: false, keep_zero: false },
-        Field { tag: 10, json: "seccompProfile", ty: Ty::Message(103), repeated: false, keep_zero: false },
-        Field { tag: 11, json: "appArmorProfile", ty: Ty::Message(104), repeated: false, keep_zero: false },
-        Field { tag: 12, json: "supplementalGroupsPolicy", ty: Ty::String, repeated: false, keep_zero: false },
-        Field { tag: 13, json: "seLinuxChangePolicy", ty: Ty::String, repeated: false, keep_zero: false },
-    ] },
-    // api::core::v1::LocalObjectReference
-    Message { name: "LocalObjectReference", fields: &[
-        Field { tag: 1, json: "name", ty: Ty::String, repeated: false, keep_zero: true },
+        Field { tag: 7, json: "sysctls", ty: Ty::Message(191), repeated: true, keep_zero: false },
+        Field { tag: 8, json: "windowsOptions", ty: Ty::Message(190), repeated: false, keep_zero: false },
+        Field { tag: 9, json: "fsGroupChangePolicy", ty: Ty::String, repeated: false, keep_zero: true },
+        Field { tag: 10, json: "seccompProfile", ty: Ty::Message(192), repeated: false, keep_zero: false },
+        Field { tag: 11, json: "appArmorProfile", ty: Ty::Message(193), repeated: false, keep_zero: false },
+        Field { tag: 12, json: "supplementalGroupsPolicy", ty: Ty::String, repeated: false, keep_zero: true },
+        Field { tag: 13, json: "seLinuxChangePolicy", ty: Ty::String, repeated: false, keep_zero: true },
     ] },
     // api::core::v1::Affinity
     Message { name: "Affinity", fields: &[
-        Field { tag: 1, json: "nodeAffinity", ty: Ty::Message(105), repeated: false, keep_zero: false },
-        Field { tag: 2, json: "podAffinity", ty: Ty::Message(106), repeated: false, keep_zero: false },
-        Field { tag: 3, json: "podAntiAffinity", ty: Ty::Message(107), repeated: false, keep_zero: false },
+        Field { tag: 1, json: "nodeAffinity", ty: Ty::Message(194), repeated: false, keep_zero: false },
+        Field { tag: 2, json: "podAffinity", ty: Ty::Message(195), repeated: false, keep_zero: false },
+        Field { tag: 3, json: "podAntiAffinity", ty: Ty::Message(196), repeated: false, keep_zero: false },
     ] },
     // api::core::v1::Toleration
     Message { name: "Toleration", fields: &[
@@ -511,7 +972,7 @@ pub(super) static MESSAGES: &[Message] = &[
     Message { name: "PodDnsConfig", fields: &[
         Field { tag: 1, json: "nameservers", ty: Ty::String, repeated: true, keep_zero: false },
         Field { tag: 2, json: "searches", ty: Ty::String, repeated: true, keep_zero: false },
-        Field { tag: 3, json: "options", ty: Ty::Message(108), repeated: true, keep_zero: false },
+        Field { tag: 3, json: "options", ty: Ty::Message(197), repeated: true, keep_zero: false },
     ] },
     // api::core::v1::PodReadinessGate
     Message { name: "PodReadinessGate", fields: &[
@@ -522,10 +983,10 @@ pub(super) static MESSAGES: &[Message] = &[
         Field { tag: 1, json: "maxSkew", ty: Ty::Int32, repeated: false, keep_zero: true },
         Field { tag: 2, json: "topologyKey", ty: Ty::String, repeated: false, keep_zero: true },
         Field { tag: 3, json: "whenUnsatisfiable", ty: Ty::String, repeated: false, keep_zero: true },
-        Field { tag: 4, json: "labelSelector", ty: Ty::Message(78), repeated: false, keep_zero: false },
+        Field { tag: 4, json: "labelSelector", ty: Ty::Message(81), repeated: false, keep_zero: false },
         Field { tag: 5, json: "minDomains", ty: Ty::Int32, repeated: false, keep_zero: true },
-        Field { tag: 6, json: "nodeAffinityPolicy", ty: Ty::String, repeated: false, keep_zero: false },
-        Field { tag: 7, json: "nodeTaintsPolicy", ty: Ty::String, repeated: false, keep_zero: false },
+        Field { tag: 6, json: "nodeAffinityPolicy", ty: Ty::String, repeated: false, keep_zero: true },
+        Field { tag: 7, json: "nodeTaintsPolicy", ty: Ty::String, repeated: false, keep_zero: true },
         Field { tag: 8, json: "matchLabelKeys", ty: Ty::String, repeated: true, keep_zero: false },
     ] },
     // api::core::v1::PodOs
@@ -539,14 +1000,14 @@ pub(super) static MESSAGES: &[Message] = &[
     // api::core::v1::PodResourceClaim
     Message { name: "PodResourceClaim", fields: &[
         Field { tag: 1, json: "name", ty: Ty::String, repeated: false, keep_zero: true },
-        Field { tag: 3, json: "resourceClaimName", ty: Ty::String, repeated: false, keep_zero: false },
-        Field { tag: 4, json: "resourceClaimTemplateName", ty: Ty::String, repeated: false, keep_zero: false },
+        Field { tag: 3, json: "resourceClaimName", ty: Ty::String, repeated: false, keep_zero: true },
+        Field { tag: 4, json: "resourceClaimTemplateName", ty: Ty::String, repeated: false, keep_zero: true },
     ] },
     // api::core::v1::ResourceRequirements
     Message { name: "ResourceRequirements", fields: &[
         Field { tag: 1, json: "limits", ty: Ty::MapMessage(&Ty::Special(Special::Quantity)), repeated: false, keep_zero: false },
         Field { tag: 2, json: "requests", ty: Ty::MapMessage(&Ty::Special(Special::Quantity)), repeated: false, keep_zero: false },
-        Field { tag: 3, json: "claims", ty: Ty::Message(109), repeated: true, keep_zero: false },
+        Field { tag: 3, json: "claims", ty: Ty::Message(198), repeated: true, keep_zero: false },
     ] },
     // api::core::v1::WorkloadReference
     Message { name: "WorkloadReference", fields: &[
@@ -575,8 +1036,8 @@ pub(super) static MESSAGES: &[Message] = &[
     // api::core::v1::ContainerStatus
     Message { name: "ContainerStatus", fields: &[
         Field { tag: 1, json: "name", ty: Ty::String, repeated: false, keep_zero: true },
-        Field { tag: 2, json: "state", ty: Ty::Message(110), repeated: false, keep_zero: false },
-        Field { tag: 3, json: "lastState", ty: Ty::Message(110), repeated: false, keep_zero: false },
+        Field { tag: 2, json: "state", ty: Ty::Message(199), repeated: false, keep_zero: false },
+        Field { tag: 3, json: "lastState", ty: Ty::Message(199), repeated: false, keep_zero: false },
         Field { tag: 4, json: "ready", ty: Ty::Bool, repeated: false, keep_zero: true },
         Field { tag: 5, json: "restartCount", ty: Ty::Int32, repeated: false, keep_zero: true },
         Field { tag: 6, json: "image", ty: Ty::String, repeated: false, keep_zero: true },
@@ -584,20 +1045,20 @@ pub(super) static MESSAGES: &[Message] = &[
         Field { tag: 8, json: "containerID", ty: Ty::String, repeated: false, keep_zero: false },
         Field { tag: 9, json: "started", ty: Ty::Bool, repeated: false, keep_zero: true },
         Field { tag: 10, json: "allocatedResources", ty: Ty::MapMessage(&Ty::Special(Special::Quantity)), repeated: false, keep_zero: false },
-        Field { tag: 11, json: "resources", ty: Ty::Message(58), repeated: false, keep_zero: false },
-        Field { tag: 12, json: "volumeMounts", ty: Ty::Message(111), repeated: true, keep_zero: false },
-        Field { tag: 13, json: "user", ty: Ty::Message(112), repeated: false, keep_zero: false },
-        Field { tag: 14, json: "allocatedResourcesStatus", ty: Ty::Message(113), repeated: true, keep_zero: false },
-        Field { tag: 15, json: "stopSignal", ty: Ty::String, repeated: false, keep_zero: false },
+        Field { tag: 11, json: "resources", ty: Ty::Message(113), repeated: false, keep_zero: false },
+        Field { tag: 12, json: "volumeMounts", ty: Ty::Message(200), repeated: true, keep_zero: false },
+        Field { tag: 13, json: "user", ty: Ty::Message(201), repeated: false, keep_zero: false },
+        Field { tag: 14, json: "allocatedResourcesStatus", ty: Ty::Message(202), repeated: true, keep_zero: false },
+        Field { tag: 15, json: "stopSignal", ty: Ty::String, repeated: false, keep_zero: true },
     ] },
     // api::core::v1::PodResourceClaimStatus
     Message { name: "PodResourceClaimStatus", fields: &[
         Field { tag: 1, json: "name", ty: Ty::String, repeated: false, keep_zero: true },
-        Field { tag: 2, json: "resourceClaimName", ty: Ty::String, repeated: false, keep_zero: false },
+        Field { tag: 2, json: "resourceClaimName", ty: Ty::String, repeated: false, keep_zero: true },
     ] },
     // api::core::v1::PodExtendedResourceClaimStatus
     Message { name: "PodExtendedResourceClaimStatus", fields: &[
-        Field { tag: 1, json: "requestMappings", ty: Ty::Message(114), repeated: true, keep_zero: true },
+        Field { tag: 1, json: "requestMappings", ty: Ty::Message(203), repeated: true, keep_zero: true },
         Field { tag: 2, json: "resourceClaimName", ty: Ty::String, repeated: false, keep_zero: true },
     ] },
     // api::core::v1::NamespaceCondition
@@ -617,7 +1078,7 @@ pub(super) static MESSAGES: &[Message] = &[
     ] },
     // api::core::v1::NodeConfigSource
     Message { name: "NodeConfigSource", fields: &[
-        Field { tag: 2, json: "configMap", ty: Ty::Message(115), repeated: false, keep_zero: false },
+        Field { tag: 2, json: "configMap", ty: Ty::Message(204), repeated: false, keep_zero: false },
     ] },
     // api::core::v1::NodeCondition
     Message { name: "NodeCondition", fields: &[
@@ -635,7 +1096,7 @@ pub(super) static MESSAGES: &[Message] = &[
     ] },
     // api::core::v1::NodeDaemonEndpoints
     Message { name: "NodeDaemonEndpoints", fields: &[
-        Field { tag: 1, json: "kubeletEndpoint", ty: Ty::Message(116), repeated: false, keep_zero: false },
+        Field { tag: 1, json: "kubeletEndpoint", ty: Ty::Message(205), repeated: false, keep_zero: false },
     ] },
     // api::core::v1::NodeSystemInfo
     Message { name: "NodeSystemInfo", fields: &[
@@ -649,7 +1110,7 @@ pub(super) static MESSAGES: &[Message] = &[
         Field { tag: 8, json: "kubeProxyVersion", ty: Ty::String, repeated: false, keep_zero: true },
         Field { tag: 9, json: "operatingSystem", ty: Ty::String, repeated: false, keep_zero: true },
         Field { tag: 10, json: "architecture", ty: Ty::String, repeated: false, keep_zero: true },
-        Field { tag: 11, json: "swap", ty: Ty::Message(117), repeated: false, keep_zero: false },
+        Field { tag: 11, json: "swap", ty: Ty::Message(206), repeated: false, keep_zero: false },
     ] },
     // api::core::v1::ContainerImage
     Message { name: "ContainerImage", fields: &[
@@ -663,39 +1124,147 @@ pub(super) static MESSAGES: &[Message] = &[
     ] },
     // api::core::v1::NodeConfigStatus
     Message { name: "NodeConfigStatus", fields: &[
-        Field { tag: 1, json: "assigned", ty: Ty::Message(68), repeated: false, keep_zero: false },
-        Field { tag: 2, json: "active", ty: Ty::Message(68), repeated: false, keep_zero: false },
-        Field { tag: 3, json: "lastKnownGood", ty: Ty::Message(68), repeated: false, keep_zero: false },
+        Field { tag: 1, json: "assigned", ty: Ty::Message(123), repeated: false, keep_zero: false },
+        Field { tag: 2, json: "active", ty: Ty::Message(123), repeated: false, keep_zero: false },
+        Field { tag: 3, json: "lastKnownGood", ty: Ty::Message(123), repeated: false, keep_zero: false },
         Field { tag: 4, json: "error", ty: Ty::String, repeated: false, keep_zero: false },
     ] },
     // api::core::v1::NodeRuntimeHandler
     Message { name: "NodeRuntimeHandler", fields: &[
-        Field { tag: 1, json: "name", ty: Ty::String, repeated: false, keep_zero: false },
-        Field { tag: 2, json: "features", ty: Ty::Message(118), repeated: false, keep_zero: false },
+        Field { tag: 1, json: "name", ty: Ty::String, repeated: false, keep_zero: true },
+        Field { tag: 2, json: "features", ty: Ty::Message(207), repeated: false, keep_zero: false },
     ] },
     // api::core::v1::NodeFeatures
     Message { name: "NodeFeatures", fields: &[
-        Field { tag: 1, json: "supplementalGroupsPolicy", ty: Ty::Bool, repeated: false, keep_zero: false },
+        Field { tag: 1, json: "supplementalGroupsPolicy", ty: Ty::Bool, repeated: false, keep_zero: true },
     ] },
-    // apimachinery::pkg::apis::meta::v1::LabelSelector
-    Message { name: "LabelSelector", fields: &[
-        Field { tag: 1, json: "matchLabels", ty: Ty::MapString, repeated: false, keep_zero: false },
-        Field { tag: 2, json: "matchExpressions", ty: Ty::Message(119), repeated: true, keep_zero: false },
+    // api::core::v1::ServicePort
+    Message { name: "ServicePort", fields: &[
+        Field { tag: 1, json: "name", ty: Ty::String, repeated: false, keep_zero: false },
+        Field { tag: 2, json: "protocol", ty: Ty::String, repeated: false, keep_zero: false },
+        Field { tag: 3, json: "port", ty: Ty::Int32, repeated: false, keep_zero: true },
+        Field { tag: 4, json: "targetPort", ty: Ty::Special(Special::IntOrString), repeated: false, keep_zero: false },
+        Field { tag: 5, json: "nodePort", ty: Ty::Int32, repeated: false, keep_zero: false },
+        Field { tag: 6, json: "appProtocol", ty: Ty::String, repeated: false, keep_zero: true },
+    ] },
+    // api::core::v1::SessionAffinityConfig
+    Message { name: "SessionAffinityConfig", fields: &[
+        Field { tag: 1, json: "clientIP", ty: Ty::Message(208), repeated: false, keep_zero: false },
+    ] },
+    // api::core::v1::LoadBalancerStatus
+    Message { name: "LoadBalancerStatus", fields: &[
+        Field { tag: 1, json: "ingress", ty: Ty::Message(209), repeated: true, keep_zero: false },
+    ] },
+    // apimachinery::pkg::apis::meta::v1::Condition
+    Message { name: "Condition", fields: &[
+        Field { tag: 1, json: "type", ty: Ty::String, repeated: false, keep_zero: true },
+        Field { tag: 2, json: "status", ty: Ty::String, repeated: false, keep_zero: true },
+        Field { tag: 3, json: "observedGeneration", ty: Ty::Int64, repeated: false, keep_zero: false },
+        Field { tag: 4, json: "lastTransitionTime", ty: Ty::Special(Special::Time), repeated: false, keep_zero: true },
+        Field { tag: 5, json: "reason", ty: Ty::String, repeated: false, keep_zero: true },
+        Field { tag: 6, json: "message", ty: Ty::String, repeated: false, keep_zero: true },
+    ] },
+    // api::core::v1::EndpointAddress
+    Message { name: "EndpointAddress", fields: &[
+        Field { tag: 1, json: "ip", ty: Ty::String, repeated: false, keep_zero: true },
+        Field { tag: 2, json: "targetRef", ty: Ty::Message(46), repeated: false, keep_zero: false },
+        Field { tag: 3, json: "hostname", ty: Ty::String, repeated: false, keep_zero: false },
+        Field { tag: 4, json: "nodeName", ty: Ty::String, repeated: false, keep_zero: true },
+    ] },
+    // api::core::v1::EndpointPort
+    Message { name: "EndpointPort", fields: &[
+        Field { tag: 1, json: "name", ty: Ty::String, repeated: false, keep_zero: false },
+        Field { tag: 2, json: "port", ty: Ty::Int32, repeated: false, keep_zero: true },
+        Field { tag: 3, json: "protocol", ty: Ty::String, repeated: false, keep_zero: false },
+        Field { tag: 4, json: "appProtocol", ty: Ty::String, repeated: false, keep_zero: true },
+    ] },
+    // api::core::v1::PersistentVolumeSource
+    Message { name: "PersistentVolumeSource", fields: &[
+        Field { tag: 1, json: "gcePersistentDisk", ty: Ty::Message(210), repeated: false, keep_zero: false },
+        Field { tag: 2, json: "awsElasticBlockStore", ty: Ty::Message(211), repeated: false, keep_zero: false },
+        Field { tag: 3, json: "hostPath", ty: Ty::Message(212), repeated: false, keep_zero: false },
+        Field { tag: 4, json: "glusterfs", ty: Ty::Message(213), repeated: false, keep_zero: false },
+        Field { tag: 5, json: "nfs", ty: Ty::Message(214), repeated: false, keep_zero: false },
+        Field { tag: 6, json: "rbd", ty: Ty::Message(215), repeated: false, keep_zero: false },
+        Field { tag: 7, json: "iscsi", ty: Ty::Message(216), repeated: false, keep_zero: false },
+        Field { tag: 8, json: "cinder", ty: Ty::Message(217), repeated: false, keep_zero: false },
+        Field { tag: 9, json: "cephfs", ty: Ty::Message(218), repeated: false, keep_zero: false },
+        Field { tag: 10, json: "fc", ty: Ty::Message(219), repeated: false, keep_zero: false },
+        Field { tag: 11, json: "flocker", ty: Ty::Message(220), repeated: false, keep_zero: false },
+        Field { tag: 12, json: "flexVolume", ty: Ty::Message(221), repeated: false, keep_zero: false },
+        Field { tag: 13, json: "azureFile", ty: Ty::Message(222), repeated: false, keep_zero: false },
+        Field { tag: 14, json: "vsphereVolume", ty: Ty::Message(223), repeated: false, keep_zero: false },
+        Field { tag: 15, json: "quobyte", ty: Ty::Message(224), repeated: false, keep_zero: false },
+        Field { tag: 16, json: "azureDisk", ty: Ty::Message(225), repeated: false, keep_zero: false },
+        Field { tag: 17, json: "photonPersistentDisk", ty: Ty::Message(226), repeated: false, keep_zero: false },
+        Field { tag: 18, json: "portworxVolume", ty: Ty::Message(227), repeated: false, keep_zero: false },
+        Field { tag: 19, json: "scaleIO", ty: Ty::Message(228), repeated: false, keep_zero: false },
+        Field { tag: 20, json: "local", ty: Ty::Message(229), repeated: false, keep_zero: false },
+        Field { tag: 21, json: "storageos", ty: Ty::Message(230), repeated: false, keep_zero: false },
+        Field { tag: 22, json: "csi", ty: Ty::Message(231), repeated: false, keep_zero: false },
+    ] },
+    // api::core::v1::VolumeNodeAffinity
+    Message { name: "VolumeNodeAffinity", fields: &[
+        Field { tag: 1, json: "required", ty: Ty::Message(232), repeated: false, keep_zero: false },
+    ] },
+    // api::core::v1::VolumeResourceRequirements
+    Message { name: "VolumeResourceRequirements", fields: &[
+        Field { tag: 1, json: "limits", ty: Ty::MapMessage(&Ty::Special(Special::Quantity)), repeated: false, keep_zero: false },
+        Field { tag: 2, json: "requests", ty: Ty::MapMessage(&Ty::Special(Special::Quantity)), repeated: false, keep_zero: false },
+    ] },
+    // api::core::v1::TypedLocalObjectReference
+    Message { name: "TypedLocalObjectReference", fields: &[
+        Field { tag: 1, json: "apiGroup", ty: Ty::String, repeated: false, keep_zero: true },
+        Field { tag: 2, json: "kind", ty: Ty::String, repeated: false, keep_zero: true },
+        Field { tag: 3, json: "name", ty: Ty::String, repeated: false, keep_zero: true },
+    ] },
+    // api::core::v1::TypedObjectReference
+    Message { name: "TypedObjectReference", fields: &[
+        Field { tag: 1, json: "apiGroup", ty: Ty::String, repeated: false, keep_zero: true },
+        Field { tag: 2, json: "kind", ty: Ty::String, repeated: false, keep_zero: true },
+        Field { tag: 3, json: "name", ty: Ty::String, repeated: false, keep_zero: true },
+        Field { tag: 4, json: "namespace", ty: Ty::String, repeated: false, keep_zero: true },
+    ] },
+    // api::core::v1::PersistentVolumeClaimCondition
+    Message { name: "PersistentVolumeClaimCondition", fields: &[
+        Field { tag: 1, json: "type", ty: Ty::String, repeated: false, keep_zero: true },
+        Field { tag: 2, json: "status", ty: Ty::String, repeated: false, keep_zero: true },
+        Field { tag: 3, json: "lastProbeTime", ty: Ty::Special(Special::Time), repeated: false, keep_zero: false },
+        Field { tag: 4, json: "lastTransitionTime", ty: Ty::Special(Special::Time), repeated: false, keep_zero: false },
+        Field { tag: 5, json: "reason", ty: Ty::String, repeated: false, keep_zero: false },
+        Field { tag: 6, json: "message", ty: Ty::String, repeated: false, keep_zero: false },
+    ] },
+    // api::core::v1::ModifyVolumeStatus
+    Message { name: "ModifyVolumeStatus", fields: &[
+        Field { tag: 1, json: "targetVolumeAttributesClassName", ty: Ty::String, repeated: false, keep_zero: false },
+        Field { tag: 2, json: "status", ty: Ty::String, repeated: false, keep_zero: true },
     ] },
     // api::core::v1::PodTemplateSpec
     Message { name: "PodTemplateSpec", fields: &[
-        Field { tag: 1, json: "metadata", ty: Ty::Message(17), repeated: false, keep_zero: false },
-        Field { tag: 2, json: "spec", ty: Ty::Message(18), repeated: false, keep_zero: false },
+        Field { tag: 1, json: "metadata", ty: Ty::Message(39), repeated: false, keep_zero: false },
+        Field { tag: 2, json: "spec", ty: Ty::Message(40), repeated: false, keep_zero: false },
+    ] },
+    // api::core::v1::ReplicationControllerCondition
+    Message { name: "ReplicationControllerCondition", fields: &[
+        Field { tag: 1, json: "type", ty: Ty::String, repeated: false, keep_zero: true },
+        Field { tag: 2, json: "status", ty: Ty::String, repeated: false, keep_zero: true },
+        Field { tag: 3, json: "lastTransitionTime", ty: Ty::Special(Special::Time), repeated: false, keep_zero: false },
+        Field { tag: 4, json: "reason", ty: Ty::String, repeated: false, keep_zero: false },
+        Field { tag: 5, json: "message", ty: Ty::String, repeated: false, keep_zero: false },
+    ] },
+    // api::core::v1::ScopeSelector
+    Message { name: "ScopeSelector", fields: &[
+        Field { tag: 1, json: "matchExpressions", ty: Ty::Message(233), repeated: true, keep_zero: false },
     ] },
     // api::apps::v1::DeploymentStrategy
     Message { name: "DeploymentStrategy", fields: &[
         Field { tag: 1, json: "type", ty: Ty::String, repeated: false, keep_zero: false },
-        Field { tag: 2, json: "rollingUpdate", ty: Ty::Message(120), repeated: false, keep_zero: false },
+        Field { tag: 2, json: "rollingUpdate", ty: Ty::Message(234), repeated: false, keep_zero: false },
     ] },
     // api::apps::v1::DeploymentCondition
     Message { name: "DeploymentCondition", fields: &[
-        Field { tag: 1, json: "type", ty: Ty::String, repeated: false, keep_zero: false },
-        Field { tag: 2, json: "status", ty: Ty::String, repeated: false, keep_zero: false },
+        Field { tag: 1, json: "type", ty: Ty::String, repeated: false, keep_zero: true },
+        Field { tag: 2, json: "status", ty: Ty::String, repeated: false, keep_zero: true },
         Field { tag: 4, json: "reason", ty: Ty::String, repeated: false, keep_zero: false },
         Field { tag: 5, json: "message", ty: Ty::String, repeated: false, keep_zero: false },
         Field { tag: 6, json: "lastUpdateTime", ty: Ty::Special(Special::Time), repeated: false, keep_zero: false },
@@ -703,11 +1272,127 @@ pub(super) static MESSAGES: &[Message] = &[
     ] },
     // api::apps::v1::ReplicaSetCondition
     Message { name: "ReplicaSetCondition", fields: &[
-        Field { tag: 1, json: "type", ty: Ty::String, repeated: false, keep_zero: false },
-        Field { tag: 2, json: "status", ty: Ty::String, repeated: false, keep_zero: false },
+        Field { tag: 1, json: "type", ty: Ty::String, repeated: false, keep_zero: true },
+        Field { tag: 2, json: "status", ty: Ty::String, repeated: false, keep_zero: true },
         Field { tag: 3, json: "lastTransitionTime", ty: Ty::Special(Special::Time), repeated: false, keep_zero: false },
         Field { tag: 4, json: "reason", ty: Ty::String, repeated: false, keep_zero: false },
         Field { tag: 5, json: "message", ty: Ty::String, repeated: false, keep_zero: false },
+    ] },
+    // api::apps::v1::StatefulSetUpdateStrategy
+    Message { name: "StatefulSetUpdateStrategy", fields: &[
+        Field { tag: 1, json: "type", ty: Ty::String, repeated: false, keep_zero: false },
+        Field { tag: 2, json: "rollingUpdate", ty: Ty::Message(235), repeated: false, keep_zero: false },
+    ] },
+    // api::apps::v1::StatefulSetPersistentVolumeClaimRetentionPolicy
+    Message { name: "StatefulSetPersistentVolumeClaimRetentionPolicy", fields: &[
+        Field { tag: 1, json: "whenDeleted", ty: Ty::String, repeated: false, keep_zero: false },
+        Field { tag: 2, json: "whenScaled", ty: Ty::String, repeated: false, keep_zero: false },
+    ] },
+    // api::apps::v1::StatefulSetOrdinals
+    Message { name: "StatefulSetOrdinals", fields: &[
+        Field { tag: 1, json: "start", ty: Ty::Int32, repeated: false, keep_zero: true },
+    ] },
+    // api::apps::v1::StatefulSetCondition
+    Message { name: "StatefulSetCondition", fields: &[
+        Field { tag: 1, json: "type", ty: Ty::String, repeated: false, keep_zero: true },
+        Field { tag: 2, json: "status", ty: Ty::String, repeated: false, keep_zero: true },
+        Field { tag: 3, json: "lastTransitionTime", ty: Ty::Special(Special::Time), repeated: false, keep_zero: false },
+        Field { tag: 4, json: "reason", ty: Ty::String, repeated: false, keep_zero: false },
+        Field { tag: 5, json: "message", ty: Ty::String, repeated: false, keep_zero: false },
+    ] },
+    // api::apps::v1::DaemonSetUpdateStrategy
+    Message { name: "DaemonSetUpdateStrategy", fields: &[
+        Field { tag: 1, json: "type", ty: Ty::String, repeated: false, keep_zero: false },
+        Field { tag: 2, json: "rollingUpdate", ty: Ty::Message(236), repeated: false, keep_zero: false },
+    ] },
+    // api::apps::v1::DaemonSetCondition
+    Message { name: "DaemonSetCondition", fields: &[
+        Field { tag: 1, json: "type", ty: Ty::String, repeated: false, keep_zero: true },
+        Field { tag: 2, json: "status", ty: Ty::String, repeated: false, keep_zero: true },
+        Field { tag: 3, json: "lastTransitionTime", ty: Ty::Special(Special::Time), repeated: false, keep_zero: false },
+        Field { tag: 4, json: "reason", ty: Ty::String, repeated: false, keep_zero: false },
+        Field { tag: 5, json: "message", ty: Ty::String, repeated: false, keep_zero: false },
+    ] },
+    // api::batch::v1::PodFailurePolicy
+    Message { name: "PodFailurePolicy", fields: &[
+        Field { tag: 1, json: "rules", ty: Ty::Message(237), repeated: true, keep_zero: true },
+    ] },
+    // api::batch::v1::SuccessPolicy
+    Message { name: "SuccessPolicy", fields: &[
+        Field { tag: 1, json: "rules", ty: Ty::Message(238), repeated: true, keep_zero: true },
+    ] },
+    // api::batch::v1::JobCondition
+    Message { name: "JobCondition", fields: &[
+        Field { tag: 1, json: "type", ty: Ty::String, repeated: false, keep_zero: true },
+        Field { tag: 2, json: "status", ty: Ty::String, repeated: false, keep_zero: true },
+        Field { tag: 3, json: "lastProbeTime", ty: Ty::Special(Special::Time), repeated: false, keep_zero: false },
+        Field { tag: 4, json: "lastTransitionTime", ty: Ty::Special(Special::Time), repeated: false, keep_zero: false },
+        Field { tag: 5, json: "reason", ty: Ty::String, repeated: false, keep_zero: false },
+        Field { tag: 6, json: "message", ty: Ty::String, repeated: false, keep_zero: false },
+    ] },
+    // api::batch::v1::UncountedTerminatedPods
+    Message { name: "UncountedTerminatedPods", fields: &[
+        Field { tag: 1, json: "succeeded", ty: Ty::String, repeated: true, keep_zero: false },
+        Field { tag: 2, json: "failed", ty: Ty::String, repeated: true, keep_zero: false },
+    ] },
+    // api::batch::v1::JobTemplateSpec
+    Message { name: "JobTemplateSpec", fields: &[
+        Field { tag: 1, json: "metadata", ty: Ty::Message(39), repeated: false, keep_zero: false },
+        Field { tag: 2, json: "spec", ty: Ty::Message(69), repeated: false, keep_zero: false },
+    ] },
+    // api::certificates::v1::CertificateSigningRequestCondition
+    Message { name: "CertificateSigningRequestCondition", fields: &[
+        Field { tag: 1, json: "type", ty: Ty::String, repeated: false, keep_zero: true },
+        Field { tag: 2, json: "reason", ty: Ty::String, repeated: false, keep_zero: false },
+        Field { tag: 3, json: "message", ty: Ty::String, repeated: false, keep_zero: false },
+        Field { tag: 4, json: "lastUpdateTime", ty: Ty::Special(Special::Time), repeated: false, keep_zero: false },
+        Field { tag: 5, json: "lastTransitionTime", ty: Ty::Special(Special::Time), repeated: false, keep_zero: false },
+        Field { tag: 6, json: "status", ty: Ty::String, repeated: false, keep_zero: true },
+    ] },
+    // api::discovery::v1::EndpointConditions
+    Message { name: "EndpointConditions", fields: &[
+        Field { tag: 1, json: "ready", ty: Ty::Bool, repeated: false, keep_zero: true },
+        Field { tag: 2, json: "serving", ty: Ty::Bool, repeated: false, keep_zero: true },
+        Field { tag: 3, json: "terminating", ty: Ty::Bool, repeated: false, keep_zero: true },
+    ] },
+    // api::discovery::v1::EndpointHints
+    Message { name: "EndpointHints", fields: &[
+        Field { tag: 1, json: "forZones", ty: Ty::Message(239), repeated: true, keep_zero: false },
+        Field { tag: 2, json: "forNodes", ty: Ty::Message(240), repeated: true, keep_zero: false },
+    ] },
+    // api::storage::v1::TokenRequest
+    Message { name: "TokenRequest", fields: &[
+        Field { tag: 1, json: "audience", ty: Ty::String, repeated: false, keep_zero: true },
+        Field { tag: 2, json: "expirationSeconds", ty: Ty::Int64, repeated: false, keep_zero: true },
+    ] },
+    // api::storage::v1::CSINodeDriver
+    Message { name: "CSINodeDriver", fields: &[
+        Field { tag: 1, json: "name", ty: Ty::String, repeated: false, keep_zero: true },
+        Field { tag: 2, json: "nodeID", ty: Ty::String, repeated: false, keep_zero: true },
+        Field { tag: 3, json: "topologyKeys", ty: Ty::String, repeated: true, keep_zero: false },
+        Field { tag: 4, json: "allocatable", ty: Ty::Message(241), repeated: false, keep_zero: false },
+    ] },
+    // apimachinery::pkg::apis::meta::v1::LabelSelectorRequirement
+    Message { name: "LabelSelectorRequirement", fields: &[
+        Field { tag: 1, json: "key", ty: Ty::String, repeated: false, keep_zero: true },
+        Field { tag: 2, json: "operator", ty: Ty::String, repeated: false, keep_zero: true },
+        Field { tag: 3, json: "values", ty: Ty::String, repeated: true, keep_zero: false },
+    ] },
+    // api::core::v1::TopologySelectorLabelRequirement
+    Message { name: "TopologySelectorLabelRequirement", fields: &[
+        Field { tag: 1, json: "key", ty: Ty::String, repeated: false, keep_zero: true },
+        Field { tag: 2, json: "values", ty: Ty::String, repeated: true, keep_zero: true },
+    ] },
+    // api::storage::v1::VolumeAttachmentSource
+    Message { name: "VolumeAttachmentSource", fields: &[
+        Field { tag: 1, json: "persistentVolumeName", ty: Ty::String, repeated: false, keep_zero: true },
+        Field { tag: 2, json: "inlineVolumeSpec", ty: Ty::Message(52), repeated: false, keep_zero: false },
+    ] },
+    // api::storage::v1::VolumeError
+    Message { name: "VolumeError", fields: &[
+        Field { tag: 1, json: "time", ty: Ty::Special(Special::Time), repeated: false, keep_zero: false },
+        Field { tag: 2, json: "message", ty: Ty::String, repeated: false, keep_zero: false },
+        Field { tag: 3, json: "errorCode", ty: Ty::Int32, repeated: false, keep_zero: true },
     ] },
     // api::authorization::v1::ResourceAttributes
     Message { name: "ResourceAttributes", fields: &[
@@ -718,8 +1403,8 @@ pub(super) static MESSAGES: &[Message] = &[
         Field { tag: 5, json: "resource", ty: Ty::String, repeated: false, keep_zero: false },
         Field { tag: 6, json: "subresource", ty: Ty::String, repeated: false, keep_zero: false },
         Field { tag: 7, json: "name", ty: Ty::String, repeated: false, keep_zero: false },
-        Field { tag: 8, json: "fieldSelector", ty: Ty::Message(121), repeated: false, keep_zero: false },
-        Field { tag: 9, json: "labelSelector", ty: Ty::Message(122), repeated: false, keep_zero: false },
+        Field { tag: 8, json: "fieldSelector", ty: Ty::Message(242), repeated: false, keep_zero: false },
+        Field { tag: 9, json: "labelSelector", ty: Ty::Message(243), repeated: false, keep_zero: false },
     ] },
     // api::authorization::v1::NonResourceAttributes
     Message { name: "NonResourceAttributes", fields: &[
@@ -746,36 +1431,36 @@ pub(super) static MESSAGES: &[Message] = &[
     ] },
     // api::core::v1::VolumeSource
     Message { name: "VolumeSource", fields: &[
-        Field { tag: 1, json: "hostPath", ty: Ty::Message(123), repeated: false, keep_zero: false },
-        Field { tag: 2, json: "emptyDir", ty: Ty::Message(124), repeated: false, keep_zero: false },
-        Field { tag: 3, json: "gcePersistentDisk", ty: Ty::Message(125), repeated: false, keep_zero: false },
-        Field { tag: 4, json: "awsElasticBlockStore", ty: Ty::Message(126), repeated: false, keep_zero: false },
-        Field { tag: 5, json: "gitRepo", ty: Ty::Message(127), repeated: false, keep_zero: false },
-        Field { tag: 6, json: "secret", ty: Ty::Message(128), repeated: false, keep_zero: false },
-        Field { tag: 7, json: "nfs", ty: Ty::Message(129), repeated: false, keep_zero: false },
-        Field { tag: 8, json: "iscsi", ty: Ty::Message(130), repeated: false, keep_zero: false },
-        Field { tag: 9, json: "glusterfs", ty: Ty::Message(131), repeated: false, keep_zero: false },
-        Field { tag: 10, json: "persistentVolumeClaim", ty: Ty::Message(132), repeated: false, keep_zero: false },
-        Field { tag: 11, json: "rbd", ty: Ty::Message(133), repeated: false, keep_zero: false },
-        Field { tag: 12, json: "flexVolume", ty: Ty::Message(134), repeated: false, keep_zero: false },
-        Field { tag: 13, json: "cinder", ty: Ty::Message(135), repeated: false, keep_zero: false },
-        Field { tag: 14, json: "cephfs", ty: Ty::Message(136), repeated: false, keep_zero: false },
-        Field { tag: 15, json: "flocker", ty: Ty::Message(137), repeated: false, keep_zero: false },
-        Field { tag: 16, json: "downwardAPI", ty: Ty::Message(138), repeated: false, keep_zero: false },
-        Field { tag: 17, json: "fc", ty: Ty::Message(139), repeated: false, keep_zero: false },
-        Field { tag: 18, json: "azureFile", ty: Ty::Message(140), repeated: false, keep_zero: false },
-        Field { tag: 19, json: "configMap", ty: Ty::Message(141), repeated: false, keep_zero: false },
-        Field { tag: 20, json: "vsphereVolume", ty: Ty::Message(142), repeated: false, keep_zero: false },
-        Field { tag: 21, json: "quobyte", ty: Ty::Message(143), repeated: false, keep_zero: false },
-        Field { tag: 22, json: "azureDisk", ty: Ty::Message(144), repeated: false, keep_zero: false },
-        Field { tag: 23, json: "photonPersistentDisk", ty: Ty::Message(145), repeated: false, keep_zero: false },
-        Field { tag: 24, json: "portworxVolume", ty: Ty::Message(147), repeated: false, keep_zero: false },
-        Field { tag: 25, json: "scaleIO", ty: Ty::Message(148), repeated: false, keep_zero: false },
-        Field { tag: 26, json: "projected", ty: Ty::Message(146), repeated: false, keep_zero: false },
-        Field { tag: 27, json: "storageos", ty: Ty::Message(149), repeated: false, keep_zero: false },
-        Field { tag: 28, json: "csi", ty: Ty::Message(150), repeated: false, keep_zero: false },
-        Field { tag: 29, json: "ephemeral", ty: Ty::Message(151), repeated: false, keep_zero: false },
-        Field { tag: 30, json: "image", ty: Ty::Message(152), repeated: false, keep_zero: false },
+        Field { tag: 1, json: "hostPath", ty: Ty::Message(212), repeated: false, keep_zero: false },
+        Field { tag: 2, json: "emptyDir", ty: Ty::Message(244), repeated: false, keep_zero: false },
+        Field { tag: 3, json: "gcePersistentDisk", ty: Ty::Message(210), repeated: false, keep_zero: false },
+        Field { tag: 4, json: "awsElasticBlockStore", ty: Ty::Message(211), repeated: false, keep_zero: false },
+        Field { tag: 5, json: "gitRepo", ty: Ty::Message(245), repeated: false, keep_zero: false },
+        Field { tag: 6, json: "secret", ty: Ty::Message(246), repeated: false, keep_zero: false },
+        Field { tag: 7, json: "nfs", ty: Ty::Message(214), repeated: false, keep_zero: false },
+        Field { tag: 8, json: "iscsi", ty: Ty::Message(247), repeated: false, keep_zero: false },
+        Field { tag: 9, json: "glusterfs", ty: Ty::Message(248), repeated: false, keep_zero: false },
+        Field { tag: 10, json: "persistentVolumeClaim", ty: Ty::Message(249), repeated: false, keep_zero: false },
+        Field { tag: 11, json: "rbd", ty: Ty::Message(250), repeated: false, keep_zero: false },
+        Field { tag: 12, json: "flexVolume", ty: Ty::Message(251), repeated: false, keep_zero: false },
+        Field { tag: 13, json: "cinder", ty: Ty::Message(252), repeated: false, keep_zero: false },
+        Field { tag: 14, json: "cephfs", ty: Ty::Message(253), repeated: false, keep_zero: false },
+        Field { tag: 15, json: "flocker", ty: Ty::Message(220), repeated: false, keep_zero: false },
+        Field { tag: 16, json: "downwardAPI", ty: Ty::Message(254), repeated: false, keep_zero: false },
+        Field { tag: 17, json: "fc", ty: Ty::Message(219), repeated: false, keep_zero: false },
+        Field { tag: 18, json: "azureFile", ty: Ty::Message(255), repeated: false, keep_zero: false },
+        Field { tag: 19, json: "configMap", ty: Ty::Message(256), repeated: false, keep_zero: false },
+        Field { tag: 20, json: "vsphereVolume", ty: Ty::Message(223), repeated: false, keep_zero: false },
+        Field { tag: 21, json: "quobyte", ty: Ty::Message(224), repeated: false, keep_zero: false },
+        Field { tag: 22, json: "azureDisk", ty: Ty::Message(225), repeated: false, keep_zero: false },
+        Field { tag: 23, json: "photonPersistentDisk", ty: Ty::Message(226), repeated: false, keep_zero: false },
+        Field { tag: 24, json: "portworxVolume", ty: Ty::Message(227), repeated: false, keep_zero: false },
+        Field { tag: 25, json: "scaleIO", ty: Ty::Message(258), repeated: false, keep_zero: false },
+        Field { tag: 26, json: "projected", ty: Ty::Message(257), repeated: false, keep_zero: false },
+        Field { tag: 27, json: "storageos", ty: Ty::Message(259), repeated: false, keep_zero: false },
+        Field { tag: 28, json: "csi", ty: Ty::Message(260), repeated: false, keep_zero: false },
+        Field { tag: 29, json: "ephemeral", ty: Ty::Message(261), repeated: false, keep_zero: false },
+        Field { tag: 30, json: "image", ty: Ty::Message(262), repeated: false, keep_zero: false },
     ] },
     // api::core::v1::ContainerPort
     Message { name: "ContainerPort", fields: &[
@@ -788,14 +1473,14 @@ pub(super) static MESSAGES: &[Message] = &[
     // api::core::v1::EnvFromSource
     Message { name: "EnvFromSource", fields: &[
         Field { tag: 1, json: "prefix", ty: Ty::String, repeated: false, keep_zero: false },
-        Field { tag: 2, json: "configMapRef", ty: Ty::Message(153), repeated: false, keep_zero: false },
-        Field { tag: 3, json: "secretRef", ty: Ty::Message(154), repeated: false, keep_zero: false },
+        Field { tag: 2, json: "configMapRef", ty: Ty::Message(263), repeated: false, keep_zero: false },
+        Field { tag: 3, json: "secretRef", ty: Ty::Message(264), repeated: false, keep_zero: false },
     ] },
     // api::core::v1::EnvVar
     Message { name: "EnvVar", fields: &[
         Field { tag: 1, json: "name", ty: Ty::String, repeated: false, keep_zero: true },
         Field { tag: 2, json: "value", ty: Ty::String, repeated: false, keep_zero: false },
-        Field { tag: 3, json: "valueFrom", ty: Ty::Message(155), repeated: false, keep_zero: false },
+        Field { tag: 3, json: "valueFrom", ty: Ty::Message(265), repeated: false, keep_zero: false },
     ] },
     // api::core::v1::ContainerResizePolicy
     Message { name: "ContainerResizePolicy", fields: &[
@@ -805,7 +1490,7 @@ pub(super) static MESSAGES: &[Message] = &[
     // api::core::v1::ContainerRestartRule
     Message { name: "ContainerRestartRule", fields: &[
         Field { tag: 1, json: "action", ty: Ty::String, repeated: false, keep_zero: true },
-        Field { tag: 2, json: "exitCodes", ty: Ty::Message(156), repeated: false, keep_zero: false },
+        Field { tag: 2, json: "exitCodes", ty: Ty::Message(266), repeated: false, keep_zero: false },
     ] },
     // api::core::v1::VolumeMount
     Message { name: "VolumeMount", fields: &[
@@ -813,9 +1498,9 @@ pub(super) static MESSAGES: &[Message] = &[
         Field { tag: 2, json: "readOnly", ty: Ty::Bool, repeated: false, keep_zero: false },
         Field { tag: 3, json: "mountPath", ty: Ty::String, repeated: false, keep_zero: true },
         Field { tag: 4, json: "subPath", ty: Ty::String, repeated: false, keep_zero: false },
-        Field { tag: 5, json: "mountPropagation", ty: Ty::String, repeated: false, keep_zero: false },
+        Field { tag: 5, json: "mountPropagation", ty: Ty::String, repeated: false, keep_zero: true },
         Field { tag: 6, json: "subPathExpr", ty: Ty::String, repeated: false, keep_zero: false },
-        Field { tag: 7, json: "recursiveReadOnly", ty: Ty::String, repeated: false, keep_zero: false },
+        Field { tag: 7, json: "recursiveReadOnly", ty: Ty::String, repeated: false, keep_zero: true },
     ] },
     // api::core::v1::VolumeDevice
     Message { name: "VolumeDevice", fields: &[
@@ -824,7 +1509,7 @@ pub(super) static MESSAGES: &[Message] = &[
     ] },
     // api::core::v1::Probe
     Message { name: "Probe", fields: &[
-        Field { tag: 1, json: "", ty: Ty::Message(157), repeated: false, keep_zero: true },
+        Field { tag: 1, json: "", ty: Ty::Message(267), repeated: false, keep_zero: true },
         Field { tag: 2, json: "initialDelaySeconds", ty: Ty::Int32, repeated: false, keep_zero: false },
         Field { tag: 3, json: "timeoutSeconds", ty: Ty::Int32, repeated: false, keep_zero: false },
         Field { tag: 4, json: "periodSeconds", ty: Ty::Int32, repeated: false, keep_zero: false },
@@ -834,24 +1519,24 @@ pub(super) static MESSAGES: &[Message] = &[
     ] },
     // api::core::v1::Lifecycle
     Message { name: "Lifecycle", fields: &[
-        Field { tag: 1, json: "postStart", ty: Ty::Message(158), repeated: false, keep_zero: false },
-        Field { tag: 2, json: "preStop", ty: Ty::Message(158), repeated: false, keep_zero: false },
-        Field { tag: 3, json: "stopSignal", ty: Ty::String, repeated: false, keep_zero: false },
+        Field { tag: 1, json: "postStart", ty: Ty::Message(268), repeated: false, keep_zero: false },
+        Field { tag: 2, json: "preStop", ty: Ty::Message(268), repeated: false, keep_zero: false },
+        Field { tag: 3, json: "stopSignal", ty: Ty::String, repeated: false, keep_zero: true },
     ] },
     // api::core::v1::SecurityContext
     Message { name: "SecurityContext", fields: &[
-        Field { tag: 1, json: "capabilities", ty: Ty::Message(159), repeated: false, keep_zero: false },
+        Field { tag: 1, json: "capabilities", ty: Ty::Message(269), repeated: false, keep_zero: false },
         Field { tag: 2, json: "privileged", ty: Ty::Bool, repeated: false, keep_zero: true },
-        Field { tag: 3, json: "seLinuxOptions", ty: Ty::Message(100), repeated: false, keep_zero: false },
+        Field { tag: 3, json: "seLinuxOptions", ty: Ty::Message(189), repeated: false, keep_zero: false },
         Field { tag: 4, json: "runAsUser", ty: Ty::Int64, repeated: false, keep_zero: true },
         Field { tag: 5, json: "runAsNonRoot", ty: Ty::Bool, repeated: false, keep_zero: true },
         Field { tag: 6, json: "readOnlyRootFilesystem", ty: Ty::Bool, repeated: false, keep_zero: true },
         Field { tag: 7, json: "allowPrivilegeEscalation", ty: Ty::Bool, repeated: false, keep_zero: true },
         Field { tag: 8, json: "runAsGroup", ty: Ty::Int64, repeated: false, keep_zero: true },
-        Field { tag: 9, json: "procMount", ty: Ty::String, repeated: false, keep_zero: false },
-        Field { tag: 10, json: "windowsOptions", ty: Ty::Message(101), repeated: false, keep_zero: false },
-        Field { tag: 11, json: "seccompProfile", ty: Ty::Message(103), repeated: false, keep_zero: false },
-        Field { tag: 12, json: "appArmorProfile", ty: Ty::Message(104), repeated: false, keep_zero: false },
+        Field { tag: 9, json: "procMount", ty: Ty::String, repeated: false, keep_zero: true },
+        Field { tag: 10, json: "windowsOptions", ty: Ty::Message(190), repeated: false, keep_zero: false },
+        Field { tag: 11, json: "seccompProfile", ty: Ty::Message(192), repeated: false, keep_zero: false },
+        Field { tag: 12, json: "appArmorProfile", ty: Ty::Message(193), repeated: false, keep_zero: false },
     ] },
     // api::core::v1::EphemeralContainerCommon
     Message { name: "EphemeralContainerCommon", fields: &[
@@ -860,26 +1545,26 @@ pub(super) static MESSAGES: &[Message] = &[
         Field { tag: 3, json: "command", ty: Ty::String, repeated: true, keep_zero: false },
         Field { tag: 4, json: "args", ty: Ty::String, repeated: true, keep_zero: false },
         Field { tag: 5, json: "workingDir", ty: Ty::String, repeated: false, keep_zero: false },
-        Field { tag: 6, json: "ports", ty: Ty::Message(89), repeated: true, keep_zero: false },
-        Field { tag: 7, json: "env", ty: Ty::Message(91), repeated: true, keep_zero: false },
-        Field { tag: 8, json: "resources", ty: Ty::Message(58), repeated: false, keep_zero: false },
-        Field { tag: 9, json: "volumeMounts", ty: Ty::Message(94), repeated: true, keep_zero: false },
-        Field { tag: 10, json: "livenessProbe", ty: Ty::Message(96), repeated: false, keep_zero: false },
-        Field { tag: 11, json: "readinessProbe", ty: Ty::Message(96), repeated: false, keep_zero: false },
-        Field { tag: 12, json: "lifecycle", ty: Ty::Message(97), repeated: false, keep_zero: false },
+        Field { tag: 6, json: "ports", ty: Ty::Message(178), repeated: true, keep_zero: false },
+        Field { tag: 7, json: "env", ty: Ty::Message(180), repeated: true, keep_zero: false },
+        Field { tag: 8, json: "resources", ty: Ty::Message(113), repeated: false, keep_zero: false },
+        Field { tag: 9, json: "volumeMounts", ty: Ty::Message(183), repeated: true, keep_zero: false },
+        Field { tag: 10, json: "livenessProbe", ty: Ty::Message(185), repeated: false, keep_zero: false },
+        Field { tag: 11, json: "readinessProbe", ty: Ty::Message(185), repeated: false, keep_zero: false },
+        Field { tag: 12, json: "lifecycle", ty: Ty::Message(186), repeated: false, keep_zero: false },
         Field { tag: 13, json: "terminationMessagePath", ty: Ty::String, repeated: false, keep_zero: false },
         Field { tag: 14, json: "imagePullPolicy", ty: Ty::String, repeated: false, keep_zero: false },
-        Field { tag: 15, json: "securityContext", ty: Ty::Message(98), repeated: false, keep_zero: false },
+        Field { tag: 15, json: "securityContext", ty: Ty::Message(187), repeated: false, keep_zero: false },
         Field { tag: 16, json: "stdin", ty: Ty::Bool, repeated: false, keep_zero: false },
         Field { tag: 17, json: "stdinOnce", ty: Ty::Bool, repeated: false, keep_zero: false },
         Field { tag: 18, json: "tty", ty: Ty::Bool, repeated: false, keep_zero: false },
-        Field { tag: 19, json: "envFrom", ty: Ty::Message(90), repeated: true, keep_zero: false },
+        Field { tag: 19, json: "envFrom", ty: Ty::Message(179), repeated: true, keep_zero: false },
         Field { tag: 20, json: "terminationMessagePolicy", ty: Ty::String, repeated: false, keep_zero: false },
-        Field { tag: 21, json: "volumeDevices", ty: Ty::Message(95), repeated: true, keep_zero: false },
-        Field { tag: 22, json: "startupProbe", ty: Ty::Message(96), repeated: false, keep_zero: false },
-        Field { tag: 23, json: "resizePolicy", ty: Ty::Message(92), repeated: true, keep_zero: false },
-        Field { tag: 24, json: "restartPolicy", ty: Ty::String, repeated: false, keep_zero: false },
-        Field { tag: 25, json: "restartPolicyRules", ty: Ty::Message(93), repeated: true, keep_zero: false },
+        Field { tag: 21, json: "volumeDevices", ty: Ty::Message(184), repeated: true, keep_zero: false },
+        Field { tag: 22, json: "startupProbe", ty: Ty::Message(185), repeated: false, keep_zero: false },
+        Field { tag: 23, json: "resizePolicy", ty: Ty::Message(181), repeated: true, keep_zero: false },
+        Field { tag: 24, json: "restartPolicy", ty: Ty::String, repeated: false, keep_zero: true },
+        Field { tag: 25, json: "restartPolicyRules", ty: Ty::Message(182), repeated: true, keep_zero: false },
     ] },
     // api::core::v1::SeLinuxOptions
     Message { name: "SeLinuxOptions", fields: &[
@@ -890,9 +1575,9 @@ pub(super) static MESSAGES: &[Message] = &[
     ] },
     // api::core::v1::WindowsSecurityContextOptions
     Message { name: "WindowsSecurityContextOptions", fields: &[
-        Field { tag: 1, json: "gmsaCredentialSpecName", ty: Ty::String, repeated: false, keep_zero: false },
-        Field { tag: 2, json: "gmsaCredentialSpec", ty: Ty::String, repeated: false, keep_zero: false },
-        Field { tag: 3, json: "runAsUserName", ty: Ty::String, repeated: false, keep_zero: false },
+        Field { tag: 1, json: "gmsaCredentialSpecName", ty: Ty::String, repeated: false, keep_zero: true },
+        Field { tag: 2, json: "gmsaCredentialSpec", ty: Ty::String, repeated: false, keep_zero: true },
+        Field { tag: 3, json: "runAsUserName", ty: Ty::String, repeated: false, keep_zero: true },
         Field { tag: 4, json: "hostProcess", ty: Ty::Bool, repeated: false, keep_zero: true },
     ] },
     // api::core::v1::Sysctl
@@ -903,32 +1588,32 @@ pub(super) static MESSAGES: &[Message] = &[
     // api::core::v1::SeccompProfile
     Message { name: "SeccompProfile", fields: &[
         Field { tag: 1, json: "type", ty: Ty::String, repeated: false, keep_zero: true },
-        Field { tag: 2, json: "localhostProfile", ty: Ty::String, repeated: false, keep_zero: false },
+        Field { tag: 2, json: "localhostProfile", ty: Ty::String, repeated: false, keep_zero: true },
     ] },
     // api::core::v1::AppArmorProfile
     Message { name: "AppArmorProfile", fields: &[
         Field { tag: 1, json: "type", ty: Ty::String, repeated: false, keep_zero: true },
-        Field { tag: 2, json: "localhostProfile", ty: Ty::String, repeated: false, keep_zero: false },
+        Field { tag: 2, json: "localhostProfile", ty: Ty::String, repeated: false, keep_zero: true },
     ] },
     // api::core::v1::NodeAffinity
     Message { name: "NodeAffinity", fields: &[
-        Field { tag: 1, json: "requiredDuringSchedulingIgnoredDuringExecution", ty: Ty::Message(160), repeated: false, keep_zero: false },
-        Field { tag: 2, json: "preferredDuringSchedulingIgnoredDuringExecution", ty: Ty::Message(161), repeated: true, keep_zero: false },
+        Field { tag: 1, json: "requiredDuringSchedulingIgnoredDuringExecution", ty: Ty::Message(232), repeated: false, keep_zero: false },
+        Field { tag: 2, json: "preferredDuringSchedulingIgnoredDuringExecution", ty: Ty::Message(270), repeated: true, keep_zero: false },
     ] },
     // api::core::v1::PodAffinity
     Message { name: "PodAffinity", fields: &[
-        Field { tag: 1, json: "requiredDuringSchedulingIgnoredDuringExecution", ty: Ty::Message(162), repeated: true, keep_zero: false },
-        Field { tag: 2, json: "preferredDuringSchedulingIgnoredDuringExecution", ty: Ty::Message(163), repeated: true, keep_zero: false },
+        Field { tag: 1, json: "requiredDuringSchedulingIgnoredDuringExecution", ty: Ty::Message(271), repeated: true, keep_zero: false },
+        Field { tag: 2, json: "preferredDuringSchedulingIgnoredDuringExecution", ty: Ty::Message(272), repeated: true, keep_zero: false },
     ] },
     // api::core::v1::PodAntiAffinity
     Message { name: "PodAntiAffinity", fields: &[
-        Field { tag: 1, json: "requiredDuringSchedulingIgnoredDuringExecution", ty: Ty::Message(162), repeated: true, keep_zero: false },
-        Field { tag: 2, json: "preferredDuringSchedulingIgnoredDuringExecution", ty: Ty::Message(163), repeated: true, keep_zero: false },
+        Field { tag: 1, json: "requiredDuringSchedulingIgnoredDuringExecution", ty: Ty::Message(271), repeated: true, keep_zero: false },
+        Field { tag: 2, json: "preferredDuringSchedulingIgnoredDuringExecution", ty: Ty::Message(272), repeated: true, keep_zero: false },
     ] },
     // api::core::v1::PodDnsConfigOption
     Message { name: "PodDnsConfigOption", fields: &[
         Field { tag: 1, json: "name", ty: Ty::String, repeated: false, keep_zero: false },
-        Field { tag: 2, json: "value", ty: Ty::String, repeated: false, keep_zero: false },
+        Field { tag: 2, json: "value", ty: Ty::String, repeated: false, keep_zero: true },
     ] },
     // api::core::v1::ResourceClaim
     Message { name: "ResourceClaim", fields: &[
@@ -937,25 +1622,25 @@ pub(super) static MESSAGES: &[Message] = &[
     ] },
     // api::core::v1::ContainerState
     Message { name: "ContainerState", fields: &[
-        Field { tag: 1, json: "waiting", ty: Ty::Message(164), repeated: false, keep_zero: false },
-        Field { tag: 2, json: "running", ty: Ty::Message(165), repeated: false, keep_zero: false },
-        Field { tag: 3, json: "terminated", ty: Ty::Message(166), repeated: false, keep_zero: false },
+        Field { tag: 1, json: "waiting", ty: Ty::Message(273), repeated: false, keep_zero: false },
+        Field { tag: 2, json: "running", ty: Ty::Message(274), repeated: false, keep_zero: false },
+        Field { tag: 3, json: "terminated", ty: Ty::Message(275), repeated: false, keep_zero: false },
     ] },
     // api::core::v1::VolumeMountStatus
     Message { name: "VolumeMountStatus", fields: &[
         Field { tag: 1, json: "name", ty: Ty::String, repeated: false, keep_zero: true },
         Field { tag: 2, json: "mountPath", ty: Ty::String, repeated: false, keep_zero: true },
         Field { tag: 3, json: "readOnly", ty: Ty::Bool, repeated: false, keep_zero: false },
-        Field { tag: 4, json: "recursiveReadOnly", ty: Ty::String, repeated: false, keep_zero: false },
+        Field { tag: 4, json: "recursiveReadOnly", ty: Ty::String, repeated: false, keep_zero: true },
     ] },
     // api::core::v1::ContainerUser
     Message { name: "ContainerUser", fields: &[
-        Field { tag: 1, json: "linux", ty: Ty::Message(167), repeated: false, keep_zero: false },
+        Field { tag: 1, json: "linux", ty: Ty::Message(276), repeated: false, keep_zero: false },
     ] },
     // api::core::v1::ResourceStatus
     Message { name: "ResourceStatus", fields: &[
         Field { tag: 1, json: "name", ty: Ty::String, repeated: false, keep_zero: true },
-        Field { tag: 2, json: "resources", ty: Ty::Message(168), repeated: true, keep_zero: false },
+        Field { tag: 2, json: "resources", ty: Ty::Message(277), repeated: true, keep_zero: false },
     ] },
     // api::core::v1::ContainerExtendedResourceRequest
     Message { name: "ContainerExtendedResourceRequest", fields: &[
@@ -977,43 +1662,23 @@ pub(super) static MESSAGES: &[Message] = &[
     ] },
     // api::core::v1::NodeSwapStatus
     Message { name: "NodeSwapStatus", fields: &[
-        Field { tag: 1, json: "capacity", ty: Ty::Int64, repeated: false, keep_zero: false },
+        Field { tag: 1, json: "capacity", ty: Ty::Int64, repeated: false, keep_zero: true },
     ] },
     // api::core::v1::NodeRuntimeHandlerFeatures
     Message { name: "NodeRuntimeHandlerFeatures", fields: &[
-        Field { tag: 1, json: "recursiveReadOnlyMounts", ty: Ty::Bool, repeated: false, keep_zero: false },
-        Field { tag: 2, json: "userNamespaces", ty: Ty::Bool, repeated: false, keep_zero: false },
+        Field { tag: 1, json: "recursiveReadOnlyMounts", ty: Ty::Bool, repeated: false, keep_zero: true },
+        Field { tag: 2, json: "userNamespaces", ty: Ty::Bool, repeated: false, keep_zero: true },
     ] },
-    // apimachinery::pkg::apis::meta::v1::LabelSelectorRequirement
-    Message { name: "LabelSelectorRequirement", fields: &[
-        Field { tag: 1, json: "key", ty: Ty::String, repeated: false, keep_zero: true },
-        Field { tag: 2, json: "operator", ty: Ty::String, repeated: false, keep_zero: true },
-        Field { tag: 3, json: "values", ty: Ty::String, repeated: true, keep_zero: false },
+    // api::core::v1::ClientIpConfig
+    Message { name: "ClientIpConfig", fields: &[
+        Field { tag: 1, json: "timeoutSeconds", ty: Ty::Int32, repeated: false, keep_zero: true },
     ] },
-    // api::apps::v1::RollingUpdateDeployment
-    Message { name: "RollingUpdateDeployment", fields: &[
-        Field { tag: 1, json: "maxUnavailable", ty: Ty::Special(Special::IntOrString), repeated: false, keep_zero: false },
-        Field { tag: 2, json: "maxSurge", ty: Ty::Special(Special::IntOrString), repeated: false, keep_zero: false },
-    ] },
-    // api::authorization::v1::FieldSelectorAttributes
-    Message { name: "FieldSelectorAttributes", fields: &[
-        Field { tag: 1, json: "rawSelector", ty: Ty::String, repeated: false, keep_zero: false },
-        Field { tag: 2, json: "requirements", ty: Ty::Message(169), repeated: true, keep_zero: false },
-    ] },
-    // api::authorization::v1::LabelSelectorAttributes
-    Message { name: "LabelSelectorAttributes", fields: &[
-        Field { tag: 1, json: "rawSelector", ty: Ty::String, repeated: false, keep_zero: false },
-        Field { tag: 2, json: "requirements", ty: Ty::Message(119), repeated: true, keep_zero: false },
-    ] },
-    // api::core::v1::HostPathVolumeSource
-    Message { name: "HostPathVolumeSource", fields: &[
-        Field { tag: 1, json: "path", ty: Ty::String, repeated: false, keep_zero: true },
-        Field { tag: 2, json: "type", ty: Ty::String, repeated: false, keep_zero: false },
-    ] },
-    // api::core::v1::EmptyDirVolumeSource
-    Message { name: "EmptyDirVolumeSource", fields: &[
-        Field { tag: 1, json: "medium", ty: Ty::String, repeated: false, keep_zero: false },
-        Field { tag: 2, json: "sizeLimit", ty: Ty::Special(Special::Quantity), repeated: false, keep_zero: false },
+    // api::core::v1::LoadBalancerIngress
+    Message { name: "LoadBalancerIngress", fields: &[
+        Field { tag: 1, json: "ip", ty: Ty::String, repeated: false, keep_zero: false },
+        Field { tag: 2, json: "hostname", ty: Ty::String, repeated: false, keep_zero: false },
+        Field { tag: 3, json: "ipMode", ty: Ty::String, repeated: false, keep_zero: true },
+        Field { tag: 4, json: "ports", ty: Ty::Message(278), repeated: true, keep_zero: false },
     ] },
     // api::core::v1::GcePersistentDiskVolumeSource
     Message { name: "GcePersistentDiskVolumeSource", fields: &[
@@ -1029,18 +1694,17 @@ pub(super) static MESSAGES: &[Message] = &[
         Field { tag: 3, json: "partition", ty: Ty::Int32, repeated: false, keep_zero: false },
         Field { tag: 4, json: "readOnly", ty: Ty::Bool, repeated: false, keep_zero: false },
     ] },
-    // api::core::v1::GitRepoVolumeSource
-    Message { name: "GitRepoVolumeSource", fields: &[
-        Field { tag: 1, json: "repository", ty: Ty::String, repeated: false, keep_zero: true },
-        Field { tag: 2, json: "revision", ty: Ty::String, repeated: false, keep_zero: false },
-        Field { tag: 3, json: "directory", ty: Ty::String, repeated: false, keep_zero: false },
+    // api::core::v1::HostPathVolumeSource
+    Message { name: "HostPathVolumeSource", fields: &[
+        Field { tag: 1, json: "path", ty: Ty::String, repeated: false, keep_zero: true },
+        Field { tag: 2, json: "type", ty: Ty::String, repeated: false, keep_zero: true },
     ] },
-    // api::core::v1::SecretVolumeSource
-    Message { name: "SecretVolumeSource", fields: &[
-        Field { tag: 1, json: "secretName", ty: Ty::String, repeated: false, keep_zero: false },
-        Field { tag: 2, json: "items", ty: Ty::Message(170), repeated: true, keep_zero: false },
-        Field { tag: 3, json: "defaultMode", ty: Ty::Int32, repeated: false, keep_zero: true },
-        Field { tag: 4, json: "optional", ty: Ty::Bool, repeated: false, keep_zero: true },
+    // api::core::v1::GlusterfsPersistentVolumeSource
+    Message { name: "GlusterfsPersistentVolumeSource", fields: &[
+        Field { tag: 1, json: "endpoints", ty: Ty::String, repeated: false, keep_zero: true },
+        Field { tag: 2, json: "path", ty: Ty::String, repeated: false, keep_zero: true },
+        Field { tag: 3, json: "readOnly", ty: Ty::Bool, repeated: false, keep_zero: false },
+        Field { tag: 4, json: "endpointsNamespace", ty: Ty::String, repeated: false, keep_zero: true },
     ] },
     // api::core::v1::NfsVolumeSource
     Message { name: "NfsVolumeSource", fields: &[
@@ -1048,8 +1712,19 @@ pub(super) static MESSAGES: &[Message] = &[
         Field { tag: 2, json: "path", ty: Ty::String, repeated: false, keep_zero: true },
         Field { tag: 3, json: "readOnly", ty: Ty::Bool, repeated: false, keep_zero: false },
     ] },
-    // api::core::v1::IscsiVolumeSource
-    Message { name: "IscsiVolumeSource", fields: &[
+    // api::core::v1::RbdPersistentVolumeSource
+    Message { name: "RbdPersistentVolumeSource", fields: &[
+        Field { tag: 1, json: "monitors", ty: Ty::String, repeated: true, keep_zero: true },
+        Field { tag: 2, json: "image", ty: Ty::String, repeated: false, keep_zero: true },
+        Field { tag: 3, json: "fsType", ty: Ty::String, repeated: false, keep_zero: false },
+        Field { tag: 4, json: "pool", ty: Ty::String, repeated: false, keep_zero: false },
+        Field { tag: 5, json: "user", ty: Ty::String, repeated: false, keep_zero: false },
+        Field { tag: 6, json: "keyring", ty: Ty::String, repeated: false, keep_zero: false },
+        Field { tag: 7, json: "secretRef", ty: Ty::Message(279), repeated: false, keep_zero: false },
+        Field { tag: 8, json: "readOnly", ty: Ty::Bool, repeated: false, keep_zero: false },
+    ] },
+    // api::core::v1::IscsiPersistentVolumeSource
+    Message { name: "IscsiPersistentVolumeSource", fields: &[
         Field { tag: 1, json: "targetPortal", ty: Ty::String, repeated: false, keep_zero: true },
         Field { tag: 2, json: "iqn", ty: Ty::String, repeated: false, keep_zero: true },
         Field { tag: 3, json: "lun", ty: Ty::Int32, repeated: false, keep_zero: true },
@@ -1058,86 +1733,53 @@ pub(super) static MESSAGES: &[Message] = &[
         Field { tag: 6, json: "readOnly", ty: Ty::Bool, repeated: false, keep_zero: false },
         Field { tag: 7, json: "portals", ty: Ty::String, repeated: true, keep_zero: false },
         Field { tag: 8, json: "chapAuthDiscovery", ty: Ty::Bool, repeated: false, keep_zero: false },
-        Field { tag: 10, json: "secretRef", ty: Ty::Message(48), repeated: false, keep_zero: false },
+        Field { tag: 10, json: "secretRef", ty: Ty::Message(279), repeated: false, keep_zero: false },
         Field { tag: 11, json: "chapAuthSession", ty: Ty::Bool, repeated: false, keep_zero: false },
-        Field { tag: 12, json: "initiatorName", ty: Ty::String, repeated: false, keep_zero: false },
+        Field { tag: 12, json: "initiatorName", ty: Ty::String, repeated: false, keep_zero: true },
     ] },
-    // api::core::v1::GlusterfsVolumeSource
-    Message { name: "GlusterfsVolumeSource", fields: &[
-        Field { tag: 1, json: "endpoints", ty: Ty::String, repeated: false, keep_zero: true },
-        Field { tag: 2, json: "path", ty: Ty::String, repeated: false, keep_zero: true },
-        Field { tag: 3, json: "readOnly", ty: Ty::Bool, repeated: false, keep_zero: false },
-    ] },
-    // api::core::v1::PersistentVolumeClaimVolumeSource
-    Message { name: "PersistentVolumeClaimVolumeSource", fields: &[
-        Field { tag: 1, json: "claimName", ty: Ty::String, repeated: false, keep_zero: true },
-        Field { tag: 2, json: "readOnly", ty: Ty::Bool, repeated: false, keep_zero: false },
-    ] },
-    // api::core::v1::RbdVolumeSource
-    Message { name: "RbdVolumeSource", fields: &[
-        Field { tag: 1, json: "monitors", ty: Ty::String, repeated: true, keep_zero: true },
-        Field { tag: 2, json: "image", ty: Ty::String, repeated: false, keep_zero: true },
-        Field { tag: 3, json: "fsType", ty: Ty::String, repeated: false, keep_zero: false },
-        Field { tag: 4, json: "pool", ty: Ty::String, repeated: false, keep_zero: false },
-        Field { tag: 5, json: "user", ty: Ty::String, repeated: false, keep_zero: false },
-        Field { tag: 6, json: "keyring", ty: Ty::String, repeated: false, keep_zero: false },
-        Field { tag: 7, json: "secretRef", ty: Ty::Message(48), repeated: false, keep_zero: false },
-        Field { tag: 8, json: "readOnly", ty: Ty::Bool, repeated: false, keep_zero: false },
-    ] },
-    // api::core::v1::FlexVolumeSource
-    Message { name: "FlexVolumeSource", fields: &[
-        Field { tag: 1, json: "driver", ty: Ty::String, repeated: false, keep_zero: true },
-        Field { tag: 2, json: "fsType", ty: Ty::String, repeated: false, keep_zero: false },
-        Field { tag: 3, json: "secretRef", ty: Ty::Message(48), repeated: false, keep_zero: false },
-        Field { tag: 4, json: "readOnly", ty: Ty::Bool, repeated: false, keep_zero: false },
-        Field { tag: 5, json: "options", ty: Ty::MapString, repeated: false, keep_zero: false },
-    ] },
-    // api::core::v1::CinderVolumeSource
-    Message { name: "CinderVolumeSource", fields: &[
+    // api::core::v1::CinderPersistentVolumeSource
+    Message { name: "CinderPersistentVolumeSource", fields: &[
         Field { tag: 1, json: "volumeID", ty: Ty::String, repeated: false, keep_zero: true },
         Field { tag: 2, json: "fsType", ty: Ty::String, repeated: false, keep_zero: false },
         Field { tag: 3, json: "readOnly", ty: Ty::Bool, repeated: false, keep_zero: false },
-        Field { tag: 4, json: "secretRef", ty: Ty::Message(48), repeated: false, keep_zero: false },
+        Field { tag: 4, json: "secretRef", ty: Ty::Message(279), repeated: false, keep_zero: false },
     ] },
-    // api::core::v1::CephFsVolumeSource
-    Message { name: "CephFsVolumeSource", fields: &[
+    // api::core::v1::CephFsPersistentVolumeSource
+    Message { name: "CephFsPersistentVolumeSource", fields: &[
         Field { tag: 1, json: "monitors", ty: Ty::String, repeated: true, keep_zero: true },
         Field { tag: 2, json: "path", ty: Ty::String, repeated: false, keep_zero: false },
         Field { tag: 3, json: "user", ty: Ty::String, repeated: false, keep_zero: false },
         Field { tag: 4, json: "secretFile", ty: Ty::String, repeated: false, keep_zero: false },
-        Field { tag: 5, json: "secretRef", ty: Ty::Message(48), repeated: false, keep_zero: false },
+        Field { tag: 5, json: "secretRef", ty: Ty::Message(279), repeated: false, keep_zero: false },
         Field { tag: 6, json: "readOnly", ty: Ty::Bool, repeated: false, keep_zero: false },
+    ] },
+    // api::core::v1::FcVolumeSource
+    Message { name: "FcVolumeSource", fields: &[
+        Field { tag: 1, json: "targetWWNs", ty: Ty::String, repeated: true, keep_zero: false },
+        Field { tag: 2, json: "lun", ty: Ty::Int32, repeated: false, keep_zero: true },
+        Field { tag: 3, json: "fsType", ty: Ty::String, repeated: false, keep_zero: false },
+        Field { tag: 4, json: "readOnly", ty: Ty::Bool, repeated: false, keep_zero: false },
+        Field { tag: 5, json: "wwids", ty: Ty::String, repeated: true, keep_zero: false },
     ] },
     // api::core::v1::FlockerVolumeSource
     Message { name: "FlockerVolumeSource", fields: &[
         Field { tag: 1, json: "datasetName", ty: Ty::String, repeated: false, keep_zero: false },
         Field { tag: 2, json: "datasetUUID", ty: Ty::String, repeated: false, keep_zero: false },
     ] },
-    // api::core::v1::DownwardAPIVolumeSource
-    Message { name: "DownwardAPIVolumeSource", fields: &[
-        Field { tag: 1, json: "items", ty: Ty::Message(171), repeated: true, keep_zero: false },
-        Field { tag: 2, json: "defaultMode", ty: Ty::Int32, repeated: false, keep_zero: true },
-    ] },
-    // api::core::v1::FcVolumeSource
-    Message { name: "FcVolumeSource", fields: &[
-        Field { tag: 1, json: "targetWWNs", ty: Ty::String, repeated: true, keep_zero: false },
-        Field { tag: 2, json: "lun", ty: Ty::Int32, repeated: false, keep_zero: false },
-        Field { tag: 3, json: "fsType", ty: Ty::String, repeated: false, keep_zero: false },
+    // api::core::v1::FlexPersistentVolumeSource
+    Message { name: "FlexPersistentVolumeSource", fields: &[
+        Field { tag: 1, json: "driver", ty: Ty::String, repeated: false, keep_zero: true },
+        Field { tag: 2, json: "fsType", ty: Ty::String, repeated: false, keep_zero: false },
+        Field { tag: 3, json: "secretRef", ty: Ty::Message(279), repeated: false, keep_zero: false },
         Field { tag: 4, json: "readOnly", ty: Ty::Bool, repeated: false, keep_zero: false },
-        Field { tag: 5, json: "wwids", ty: Ty::String, repeated: true, keep_zero: false },
+        Field { tag: 5, json: "options", ty: Ty::MapString, repeated: false, keep_zero: false },
     ] },
-    // api::core::v1::AzureFileVolumeSource
-    Message { name: "AzureFileVolumeSource", fields: &[
+    // api::core::v1::AzureFilePersistentVolumeSource
+    Message { name: "AzureFilePersistentVolumeSource", fields: &[
         Field { tag: 1, json: "secretName", ty: Ty::String, repeated: false, keep_zero: true },
         Field { tag: 2, json: "shareName", ty: Ty::String, repeated: false, keep_zero: true },
         Field { tag: 3, json: "readOnly", ty: Ty::Bool, repeated: false, keep_zero: false },
-    ] },
-    // api::core::v1::ConfigMapVolumeSource
-    Message { name: "ConfigMapVolumeSource", fields: &[
-        Field { tag: 1, json: "", ty: Ty::Message(48), repeated: false, keep_zero: true },
-        Field { tag: 2, json: "items", ty: Ty::Message(170), repeated: true, keep_zero: false },
-        Field { tag: 3, json: "defaultMode", ty: Ty::Int32, repeated: false, keep_zero: true },
-        Field { tag: 4, json: "optional", ty: Ty::Bool, repeated: false, keep_zero: true },
+        Field { tag: 4, json: "secretNamespace", ty: Ty::String, repeated: false, keep_zero: true },
     ] },
     // api::core::v1::VsphereVirtualDiskVolumeSource
     Message { name: "VsphereVirtualDiskVolumeSource", fields: &[
@@ -1159,20 +1801,15 @@ pub(super) static MESSAGES: &[Message] = &[
     Message { name: "AzureDiskVolumeSource", fields: &[
         Field { tag: 1, json: "diskName", ty: Ty::String, repeated: false, keep_zero: true },
         Field { tag: 2, json: "diskURI", ty: Ty::String, repeated: false, keep_zero: true },
-        Field { tag: 3, json: "cachingMode", ty: Ty::String, repeated: false, keep_zero: false },
-        Field { tag: 4, json: "fsType", ty: Ty::String, repeated: false, keep_zero: false },
-        Field { tag: 5, json: "readOnly", ty: Ty::Bool, repeated: false, keep_zero: false },
-        Field { tag: 6, json: "kind", ty: Ty::String, repeated: false, keep_zero: false },
+        Field { tag: 3, json: "cachingMode", ty: Ty::String, repeated: false, keep_zero: true },
+        Field { tag: 4, json: "fsType", ty: Ty::String, repeated: false, keep_zero: true },
+        Field { tag: 5, json: "readOnly", ty: Ty::Bool, repeated: false, keep_zero: true },
+        Field { tag: 6, json: "kind", ty: Ty::String, repeated: false, keep_zero: true },
     ] },
     // api::core::v1::PhotonPersistentDiskVolumeSource
     Message { name: "PhotonPersistentDiskVolumeSource", fields: &[
         Field { tag: 1, json: "pdID", ty: Ty::String, repeated: false, keep_zero: true },
         Field { tag: 2, json: "fsType", ty: Ty::String, repeated: false, keep_zero: false },
-    ] },
-    // api::core::v1::ProjectedVolumeSource
-    Message { name: "ProjectedVolumeSource", fields: &[
-        Field { tag: 1, json: "sources", ty: Ty::Message(172), repeated: true, keep_zero: false },
-        Field { tag: 2, json: "defaultMode", ty: Ty::Int32, repeated: false, keep_zero: true },
     ] },
     // api::core::v1::PortworxVolumeSource
     Message { name: "PortworxVolumeSource", fields: &[
@@ -1180,11 +1817,209 @@ pub(super) static MESSAGES: &[Message] = &[
         Field { tag: 2, json: "fsType", ty: Ty::String, repeated: false, keep_zero: false },
         Field { tag: 3, json: "readOnly", ty: Ty::Bool, repeated: false, keep_zero: false },
     ] },
+    // api::core::v1::ScaleIoPersistentVolumeSource
+    Message { name: "ScaleIoPersistentVolumeSource", fields: &[
+        Field { tag: 1, json: "gateway", ty: Ty::String, repeated: false, keep_zero: true },
+        Field { tag: 2, json: "system", ty: Ty::String, repeated: false, keep_zero: true },
+        Field { tag: 3, json: "secretRef", ty: Ty::Message(279), repeated: false, keep_zero: true },
+        Field { tag: 4, json: "sslEnabled", ty: Ty::Bool, repeated: false, keep_zero: false },
+        Field { tag: 5, json: "protectionDomain", ty: Ty::String, repeated: false, keep_zero: false },
+        Field { tag: 6, json: "storagePool", ty: Ty::String, repeated: false, keep_zero: false },
+        Field { tag: 7, json: "storageMode", ty: Ty::String, repeated: false, keep_zero: false },
+        Field { tag: 8, json: "volumeName", ty: Ty::String, repeated: false, keep_zero: false },
+        Field { tag: 9, json: "fsType", ty: Ty::String, repeated: false, keep_zero: false },
+        Field { tag: 10, json: "readOnly", ty: Ty::Bool, repeated: false, keep_zero: false },
+    ] },
+    // api::core::v1::LocalVolumeSource
+    Message { name: "LocalVolumeSource", fields: &[
+        Field { tag: 1, json: "path", ty: Ty::String, repeated: false, keep_zero: true },
+        Field { tag: 2, json: "fsType", ty: Ty::String, repeated: false, keep_zero: true },
+    ] },
+    // api::core::v1::StorageOsPersistentVolumeSource
+    Message { name: "StorageOsPersistentVolumeSource", fields: &[
+        Field { tag: 1, json: "volumeName", ty: Ty::String, repeated: false, keep_zero: false },
+        Field { tag: 2, json: "volumeNamespace", ty: Ty::String, repeated: false, keep_zero: false },
+        Field { tag: 3, json: "fsType", ty: Ty::String, repeated: false, keep_zero: false },
+        Field { tag: 4, json: "readOnly", ty: Ty::Bool, repeated: false, keep_zero: false },
+        Field { tag: 5, json: "secretRef", ty: Ty::Message(46), repeated: false, keep_zero: false },
+    ] },
+    // api::core::v1::CSIPersistentVolumeSource
+    Message { name: "CSIPersistentVolumeSource", fields: &[
+        Field { tag: 1, json: "driver", ty: Ty::String, repeated: false, keep_zero: true },
+        Field { tag: 2, json: "volumeHandle", ty: Ty::String, repeated: false, keep_zero: true },
+        Field { tag: 3, json: "readOnly", ty: Ty::Bool, repeated: false, keep_zero: false },
+        Field { tag: 4, json: "fsType", ty: Ty::String, repeated: false, keep_zero: false },
+        Field { tag: 5, json: "volumeAttributes", ty: Ty::MapString, repeated: false, keep_zero: false },
+        Field { tag: 6, json: "controllerPublishSecretRef", ty: Ty::Message(279), repeated: false, keep_zero: false },
+        Field { tag: 7, json: "nodeStageSecretRef", ty: Ty::Message(279), repeated: false, keep_zero: false },
+        Field { tag: 8, json: "nodePublishSecretRef", ty: Ty::Message(279), repeated: false, keep_zero: false },
+        Field { tag: 9, json: "controllerExpandSecretRef", ty: Ty::Message(279), repeated: false, keep_zero: false },
+        Field { tag: 10, json: "nodeExpandSecretRef", ty: Ty::Message(279), repeated: false, keep_zero: false },
+    ] },
+    // api::core::v1::NodeSelector
+    Message { name: "NodeSelector", fields: &[
+        Field { tag: 1, json: "nodeSelectorTerms", ty: Ty::Message(280), repeated: true, keep_zero: true },
+    ] },
+    // api::core::v1::ScopedResourceSelectorRequirement
+    Message { name: "ScopedResourceSelectorRequirement", fields: &[
+        Field { tag: 1, json: "scopeName", ty: Ty::String, repeated: false, keep_zero: true },
+        Field { tag: 2, json: "operator", ty: Ty::String, repeated: false, keep_zero: true },
+        Field { tag: 3, json: "values", ty: Ty::String, repeated: true, keep_zero: false },
+    ] },
+    // api::apps::v1::RollingUpdateDeployment
+    Message { name: "RollingUpdateDeployment", fields: &[
+        Field { tag: 1, json: "maxUnavailable", ty: Ty::Special(Special::IntOrString), repeated: false, keep_zero: false },
+        Field { tag: 2, json: "maxSurge", ty: Ty::Special(Special::IntOrString), repeated: false, keep_zero: false },
+    ] },
+    // api::apps::v1::RollingUpdateStatefulSetStrategy
+    Message { name: "RollingUpdateStatefulSetStrategy", fields: &[
+        Field { tag: 1, json: "partition", ty: Ty::Int32, repeated: false, keep_zero: true },
+        Field { tag: 2, json: "maxUnavailable", ty: Ty::Special(Special::IntOrString), repeated: false, keep_zero: false },
+    ] },
+    // api::apps::v1::RollingUpdateDaemonSet
+    Message { name: "RollingUpdateDaemonSet", fields: &[
+        Field { tag: 1, json: "maxUnavailable", ty: Ty::Special(Special::IntOrString), repeated: false, keep_zero: false },
+        Field { tag: 2, json: "maxSurge", ty: Ty::Special(Special::IntOrString), repeated: false, keep_zero: false },
+    ] },
+    // api::batch::v1::PodFailurePolicyRule
+    Message { name: "PodFailurePolicyRule", fields: &[
+        Field { tag: 1, json: "action", ty: Ty::String, repeated: false, keep_zero: true },
+        Field { tag: 2, json: "onExitCodes", ty: Ty::Message(281), repeated: false, keep_zero: false },
+        Field { tag: 3, json: "onPodConditions", ty: Ty::Message(282), repeated: true, keep_zero: false },
+    ] },
+    // api::batch::v1::SuccessPolicyRule
+    Message { name: "SuccessPolicyRule", fields: &[
+        Field { tag: 1, json: "succeededIndexes", ty: Ty::String, repeated: false, keep_zero: true },
+        Field { tag: 2, json: "succeededCount", ty: Ty::Int32, repeated: false, keep_zero: true },
+    ] },
+    // api::discovery::v1::ForZone
+    Message { name: "ForZone", fields: &[
+        Field { tag: 1, json: "name", ty: Ty::String, repeated: false, keep_zero: true },
+    ] },
+    // api::discovery::v1::ForNode
+    Message { name: "ForNode", fields: &[
+        Field { tag: 1, json: "name", ty: Ty::String, repeated: false, keep_zero: true },
+    ] },
+    // api::storage::v1::VolumeNodeResources
+    Message { name: "VolumeNodeResources", fields: &[
+        Field { tag: 1, json: "count", ty: Ty::Int32, repeated: false, keep_zero: true },
+    ] },
+    // api::authorization::v1::FieldSelectorAttributes
+    Message { name: "FieldSelectorAttributes", fields: &[
+        Field { tag: 1, json: "rawSelector", ty: Ty::String, repeated: false, keep_zero: false },
+        Field { tag: 2, json: "requirements", ty: Ty::Message(283), repeated: true, keep_zero: false },
+    ] },
+    // api::authorization::v1::LabelSelectorAttributes
+    Message { name: "LabelSelectorAttributes", fields: &[
+        Field { tag: 1, json: "rawSelector", ty: Ty::String, repeated: false, keep_zero: false },
+        Field { tag: 2, json: "requirements", ty: Ty::Message(168), repeated: true, keep_zero: false },
+    ] },
+    // api::core::v1::EmptyDirVolumeSource
+    Message { name: "EmptyDirVolumeSource", fields: &[
+        Field { tag: 1, json: "medium", ty: Ty::String, repeated: false, keep_zero: false },
+        Field { tag: 2, json: "sizeLimit", ty: Ty::Special(Special::Quantity), repeated: false, keep_zero: false },
+    ] },
+    // api::core::v1::GitRepoVolumeSource
+    Message { name: "GitRepoVolumeSource", fields: &[
+        Field { tag: 1, json: "repository", ty: Ty::String, repeated: false, keep_zero: true },
+        Field { tag: 2, json: "revision", ty: Ty::String, repeated: false, keep_zero: false },
+        Field { tag: 3, json: "directory", ty: Ty::String, repeated: false, keep_zero: false },
+    ] },
+    // api::core::v1::SecretVolumeSource
+    Message { name: "SecretVolumeSource", fields: &[
+        Field { tag: 1, json: "secretName", ty: Ty::String, repeated: false, keep_zero: false },
+        Field { tag: 2, json: "items", ty: Ty::Message(284), repeated: true, keep_zero: false },
+        Field { tag: 3, json: "defaultMode", ty: Ty::Int32, repeated: false, keep_zero: true },
+        Field { tag: 4, json: "optional", ty: Ty::Bool, repeated: false, keep_zero: true },
+    ] },
+    // api::core::v1::IscsiVolumeSource
+    Message { name: "IscsiVolumeSource", fields: &[
+        Field { tag: 1, json: "targetPortal", ty: Ty::String, repeated: false, keep_zero: true },
+        Field { tag: 2, json: "iqn", ty: Ty::String, repeated: false, keep_zero: true },
+        Field { tag: 3, json: "lun", ty: Ty::Int32, repeated: false, keep_zero: true },
+        Field { tag: 4, json: "iscsiInterface", ty: Ty::String, repeated: false, keep_zero: false },
+        Field { tag: 5, json: "fsType", ty: Ty::String, repeated: false, keep_zero: false },
+        Field { tag: 6, json: "readOnly", ty: Ty::Bool, repeated: false, keep_zero: false },
+        Field { tag: 7, json: "portals", ty: Ty::String, repeated: true, keep_zero: false },
+        Field { tag: 8, json: "chapAuthDiscovery", ty: Ty::Bool, repeated: false, keep_zero: false },
+        Field { tag: 10, json: "secretRef", ty: Ty::Message(58), repeated: false, keep_zero: false },
+        Field { tag: 11, json: "chapAuthSession", ty: Ty::Bool, repeated: false, keep_zero: false },
+        Field { tag: 12, json: "initiatorName", ty: Ty::String, repeated: false, keep_zero: true },
+    ] },
+    // api::core::v1::GlusterfsVolumeSource
+    Message { name: "GlusterfsVolumeSource", fields: &[
+        Field { tag: 1, json: "endpoints", ty: Ty::String, repeated: false, keep_zero: true },
+        Field { tag: 2, json: "path", ty: Ty::String, repeated: false, keep_zero: true },
+        Field { tag: 3, json: "readOnly", ty: Ty::Bool, repeated: false, keep_zero: false },
+    ] },
+    // api::core::v1::PersistentVolumeClaimVolumeSource
+    Message { name: "PersistentVolumeClaimVolumeSource", fields: &[
+        Field { tag: 1, json: "claimName", ty: Ty::String, repeated: false, keep_zero: true },
+        Field { tag: 2, json: "readOnly", ty: Ty::Bool, repeated: false, keep_zero: false },
+    ] },
+    // api::core::v1::RbdVolumeSource
+    Message { name: "RbdVolumeSource", fields: &[
+        Field { tag: 1, json: "monitors", ty: Ty::String, repeated: true, keep_zero: true },
+        Field { tag: 2, json: "image", ty: Ty::String, repeated: false, keep_zero: true },
+        Field { tag: 3, json: "fsType", ty: Ty::String, repeated: false, keep_zero: false },
+        Field { tag: 4, json: "pool", ty: Ty::String, repeated: false, keep_zero: false },
+        Field { tag: 5, json: "user", ty: Ty::String, repeated: false, keep_zero: false },
+        Field { tag: 6, json: "keyring", ty: Ty::String, repeated: false, keep_zero: false },
+        Field { tag: 7, json: "secretRef", ty: Ty::Message(58), repeated: false, keep_zero: false },
+        Field { tag: 8, json: "readOnly", ty: Ty::Bool, repeated: false, keep_zero: false },
+    ] },
+    // api::core::v1::FlexVolumeSource
+    Message { name: "FlexVolumeSource", fields: &[
+        Field { tag: 1, json: "driver", ty: Ty::String, repeated: false, keep_zero: true },
+        Field { tag: 2, json: "fsType", ty: Ty::String, repeated: false, keep_zero: false },
+        Field { tag: 3, json: "secretRef", ty: Ty::Message(58), repeated: false, keep_zero: false },
+        Field { tag: 4, json: "readOnly", ty: Ty::Bool, repeated: false, keep_zero: false },
+        Field { tag: 5, json: "options", ty: Ty::MapString, repeated: false, keep_zero: false },
+    ] },
+    // api::core::v1::CinderVolumeSource
+    Message { name: "CinderVolumeSource", fields: &[
+        Field { tag: 1, json: "volumeID", ty: Ty::String, repeated: false, keep_zero: true },
+        Field { tag: 2, json: "fsType", ty: Ty::String, repeated: false, keep_zero: false },
+        Field { tag: 3, json: "readOnly", ty: Ty::Bool, repeated: false, keep_zero: false },
+        Field { tag: 4, json: "secretRef", ty: Ty::Message(58), repeated: false, keep_zero: false },
+    ] },
+    // api::core::v1::CephFsVolumeSource
+    Message { name: "CephFsVolumeSource", fields: &[
+        Field { tag: 1, json: "monitors", ty: Ty::String, repeated: true, keep_zero: true },
+        Field { tag: 2, json: "path", ty: Ty::String, repeated: false, keep_zero: false },
+        Field { tag: 3, json: "user", ty: Ty::String, repeated: false, keep_zero: false },
+        Field { tag: 4, json: "secretFile", ty: Ty::String, repeated: false, keep_zero: false },
+        Field { tag: 5, json: "secretRef", ty: Ty::Message(58), repeated: false, keep_zero: false },
+        Field { tag: 6, json: "readOnly", ty: Ty::Bool, repeated: false, keep_zero: false },
+    ] },
+    // api::core::v1::DownwardAPIVolumeSource
+    Message { name: "DownwardAPIVolumeSource", fields: &[
+        Field { tag: 1, json: "items", ty: Ty::Message(285), repeated: true, keep_zero: false },
+        Field { tag: 2, json: "defaultMode", ty: Ty::Int32, repeated: false, keep_zero: true },
+    ] },
+    // api::core::v1::AzureFileVolumeSource
+    Message { name: "AzureFileVolumeSource", fields: &[
+        Field { tag: 1, json: "secretName", ty: Ty::String, repeated: false, keep_zero: true },
+        Field { tag: 2, json: "shareName", ty: Ty::String, repeated: false, keep_zero: true },
+        Field { tag: 3, json: "readOnly", ty: Ty::Bool, repeated: false, keep_zero: false },
+    ] },
+    // api::core::v1::ConfigMapVolumeSource
+    Message { name: "ConfigMapVolumeSource", fields: &[
+        Field { tag: 1, json: "", ty: Ty::Message(58), repeated: false, keep_zero: true },
+        Field { tag: 2, json: "items", ty: Ty::Message(284), repeated: true, keep_zero: false },
+        Field { tag: 3, json: "defaultMode", ty: Ty::Int32, repeated: false, keep_zero: true },
+        Field { tag: 4, json: "optional", ty: Ty::Bool, repeated: false, keep_zero: true },
+    ] },
+    // api::core::v1::ProjectedVolumeSource
+    Message { name: "ProjectedVolumeSource", fields: &[
+        Field { tag: 1, json: "sources", ty: Ty::Message(286), repeated: true, keep_zero: false },
+        Field { tag: 2, json: "defaultMode", ty: Ty::Int32, repeated: false, keep_zero: true },
+    ] },
     // api::core::v1::ScaleIoVolumeSource
     Message { name: "ScaleIoVolumeSource", fields: &[
         Field { tag: 1, json: "gateway", ty: Ty::String, repeated: false, keep_zero: true },
         Field { tag: 2, json: "system", ty: Ty::String, repeated: false, keep_zero: true },
-        Field { tag: 3, json: "secretRef", ty: Ty::Message(48), repeated: false, keep_zero: true },
+        Field { tag: 3, json: "secretRef", ty: Ty::Message(58), repeated: false, keep_zero: true },
         Field { tag: 4, json: "sslEnabled", ty: Ty::Bool, repeated: false, keep_zero: false },
         Field { tag: 5, json: "protectionDomain", ty: Ty::String, repeated: false, keep_zero: false },
         Field { tag: 6, json: "storagePool", ty: Ty::String, repeated: false, keep_zero: false },
@@ -1199,19 +2034,19 @@ pub(super) static MESSAGES: &[Message] = &[
         Field { tag: 2, json: "volumeNamespace", ty: Ty::String, repeated: false, keep_zero: false },
         Field { tag: 3, json: "fsType", ty: Ty::String, repeated: false, keep_zero: false },
         Field { tag: 4, json: "readOnly", ty: Ty::Bool, repeated: false, keep_zero: false },
-        Field { tag: 5, json: "secretRef", ty: Ty::Message(48), repeated: false, keep_zero: false },
+        Field { tag: 5, json: "secretRef", ty: Ty::Message(58), repeated: false, keep_zero: false },
     ] },
     // api::core::v1::CSIVolumeSource
     Message { name: "CSIVolumeSource", fields: &[
         Field { tag: 1, json: "driver", ty: Ty::String, repeated: false, keep_zero: true },
         Field { tag: 2, json: "readOnly", ty: Ty::Bool, repeated: false, keep_zero: true },
-        Field { tag: 3, json: "fsType", ty: Ty::String, repeated: false, keep_zero: false },
+        Field { tag: 3, json: "fsType", ty: Ty::String, repeated: false, keep_zero: true },
         Field { tag: 4, json: "volumeAttributes", ty: Ty::MapString, repeated: false, keep_zero: false },
-        Field { tag: 5, json: "nodePublishSecretRef", ty: Ty::Message(48), repeated: false, keep_zero: false },
+        Field { tag: 5, json: "nodePublishSecretRef", ty: Ty::Message(58), repeated: false, keep_zero: false },
     ] },
     // api::core::v1::EphemeralVolumeSource
     Message { name: "EphemeralVolumeSource", fields: &[
-        Field { tag: 1, json: "volumeClaimTemplate", ty: Ty::Message(173), repeated: false, keep_zero: false },
+        Field { tag: 1, json: "volumeClaimTemplate", ty: Ty::Message(287), repeated: false, keep_zero: false },
     ] },
     // api::core::v1::ImageVolumeSource
     Message { name: "ImageVolumeSource", fields: &[
@@ -1220,21 +2055,21 @@ pub(super) static MESSAGES: &[Message] = &[
     ] },
     // api::core::v1::ConfigMapEnvSource
     Message { name: "ConfigMapEnvSource", fields: &[
-        Field { tag: 1, json: "", ty: Ty::Message(48), repeated: false, keep_zero: true },
+        Field { tag: 1, json: "", ty: Ty::Message(58), repeated: false, keep_zero: true },
         Field { tag: 2, json: "optional", ty: Ty::Bool, repeated: false, keep_zero: true },
     ] },
     // api::core::v1::SecretEnvSource
     Message { name: "SecretEnvSource", fields: &[
-        Field { tag: 1, json: "", ty: Ty::Message(48), repeated: false, keep_zero: true },
+        Field { tag: 1, json: "", ty: Ty::Message(58), repeated: false, keep_zero: true },
         Field { tag: 2, json: "optional", ty: Ty::Bool, repeated: false, keep_zero: true },
     ] },
     // api::core::v1::EnvVarSource
     Message { name: "EnvVarSource", fields: &[
-        Field { tag: 1, json: "fieldRef", ty: Ty::Message(174), repeated: false, keep_zero: false },
-        Field { tag: 2, json: "resourceFieldRef", ty: Ty::Message(175), repeated: false, keep_zero: false },
-        Field { tag: 3, json: "configMapKeyRef", ty: Ty::Message(176), repeated: false, keep_zero: false },
-        Field { tag: 4, json: "secretKeyRef", ty: Ty::Message(177), repeated: false, keep_zero: false },
-        Field { tag: 5, json: "fileKeyRef", ty: Ty::Message(178), repeated: false, keep_zero: false },
+        Field { tag: 1, json: "fieldRef", ty: Ty::Message(288), repeated: false, keep_zero: false },
+        Field { tag: 2, json: "resourceFieldRef", ty: Ty::Message(289), repeated: false, keep_zero: false },
+        Field { tag: 3, json: "configMapKeyRef", ty: Ty::Message(290), repeated: false, keep_zero: false },
+        Field { tag: 4, json: "secretKeyRef", ty: Ty::Message(291), repeated: false, keep_zero: false },
+        Field { tag: 5, json: "fileKeyRef", ty: Ty::Message(292), repeated: false, keep_zero: false },
     ] },
     // api::core::v1::ContainerRestartRuleOnExitCodes
     Message { name: "ContainerRestartRuleOnExitCodes", fields: &[
@@ -1243,45 +2078,41 @@ pub(super) static MESSAGES: &[Message] = &[
     ] },
     // api::core::v1::ProbeHandler
     Message { name: "ProbeHandler", fields: &[
-        Field { tag: 1, json: "exec", ty: Ty::Message(179), repeated: false, keep_zero: false },
-        Field { tag: 2, json: "httpGet", ty: Ty::Message(180), repeated: false, keep_zero: false },
-        Field { tag: 3, json: "tcpSocket", ty: Ty::Message(181), repeated: false, keep_zero: false },
-        Field { tag: 4, json: "grpc", ty: Ty::Message(182), repeated: false, keep_zero: false },
+        Field { tag: 1, json: "exec", ty: Ty::Message(293), repeated: false, keep_zero: false },
+        Field { tag: 2, json: "httpGet", ty: Ty::Message(294), repeated: false, keep_zero: false },
+        Field { tag: 3, json: "tcpSocket", ty: Ty::Message(295), repeated: false, keep_zero: false },
+        Field { tag: 4, json: "grpc", ty: Ty::Message(296), repeated: false, keep_zero: false },
     ] },
     // api::core::v1::LifecycleHandler
     Message { name: "LifecycleHandler", fields: &[
-        Field { tag: 1, json: "exec", ty: Ty::Message(179), repeated: false, keep_zero: false },
-        Field { tag: 2, json: "httpGet", ty: Ty::Message(180), repeated: false, keep_zero: false },
-        Field { tag: 3, json: "tcpSocket", ty: Ty::Message(181), repeated: false, keep_zero: false },
-        Field { tag: 4, json: "sleep", ty: Ty::Message(183), repeated: false, keep_zero: false },
+        Field { tag: 1, json: "exec", ty: Ty::Message(293), repeated: false, keep_zero: false },
+        Field { tag: 2, json: "httpGet", ty: Ty::Message(294), repeated: false, keep_zero: false },
+        Field { tag: 3, json: "tcpSocket", ty: Ty::Message(295), repeated: false, keep_zero: false },
+        Field { tag: 4, json: "sleep", ty: Ty::Message(297), repeated: false, keep_zero: false },
     ] },
     // api::core::v1::Capabilities
     Message { name: "Capabilities", fields: &[
         Field { tag: 1, json: "add", ty: Ty::String, repeated: true, keep_zero: false },
         Field { tag: 2, json: "drop", ty: Ty::String, repeated: true, keep_zero: false },
     ] },
-    // api::core::v1::NodeSelector
-    Message { name: "NodeSelector", fields: &[
-        Field { tag: 1, json: "nodeSelectorTerms", ty: Ty::Message(184), repeated: true, keep_zero: true },
-    ] },
     // api::core::v1::PreferredSchedulingTerm
     Message { name: "PreferredSchedulingTerm", fields: &[
         Field { tag: 1, json: "weight", ty: Ty::Int32, repeated: false, keep_zero: true },
-        Field { tag: 2, json: "preference", ty: Ty::Message(184), repeated: false, keep_zero: true },
+        Field { tag: 2, json: "preference", ty: Ty::Message(280), repeated: false, keep_zero: true },
     ] },
     // api::core::v1::PodAffinityTerm
     Message { name: "PodAffinityTerm", fields: &[
-        Field { tag: 1, json: "labelSelector", ty: Ty::Message(78), repeated: false, keep_zero: false },
+        Field { tag: 1, json: "labelSelector", ty: Ty::Message(81), repeated: false, keep_zero: false },
         Field { tag: 2, json: "namespaces", ty: Ty::String, repeated: true, keep_zero: false },
         Field { tag: 3, json: "topologyKey", ty: Ty::String, repeated: false, keep_zero: true },
-        Field { tag: 4, json: "namespaceSelector", ty: Ty::Message(78), repeated: false, keep_zero: false },
+        Field { tag: 4, json: "namespaceSelector", ty: Ty::Message(81), repeated: false, keep_zero: false },
         Field { tag: 5, json: "matchLabelKeys", ty: Ty::String, repeated: true, keep_zero: false },
         Field { tag: 6, json: "mismatchLabelKeys", ty: Ty::String, repeated: true, keep_zero: false },
     ] },
     // api::core::v1::WeightedPodAffinityTerm
     Message { name: "WeightedPodAffinityTerm", fields: &[
         Field { tag: 1, json: "weight", ty: Ty::Int32, repeated: false, keep_zero: true },
-        Field { tag: 2, json: "podAffinityTerm", ty: Ty::Message(162), repeated: false, keep_zero: true },
+        Field { tag: 2, json: "podAffinityTerm", ty: Ty::Message(271), repeated: false, keep_zero: true },
     ] },
     // api::core::v1::ContainerStateWaiting
     Message { name: "ContainerStateWaiting", fields: &[
@@ -1313,6 +2144,33 @@ pub(super) static MESSAGES: &[Message] = &[
         Field { tag: 1, json: "resourceID", ty: Ty::String, repeated: false, keep_zero: true },
         Field { tag: 2, json: "health", ty: Ty::String, repeated: false, keep_zero: false },
     ] },
+    // api::core::v1::PortStatus
+    Message { name: "PortStatus", fields: &[
+        Field { tag: 1, json: "port", ty: Ty::Int32, repeated: false, keep_zero: true },
+        Field { tag: 2, json: "protocol", ty: Ty::String, repeated: false, keep_zero: true },
+        Field { tag: 3, json: "error", ty: Ty::String, repeated: false, keep_zero: true },
+    ] },
+    // api::core::v1::SecretReference
+    Message { name: "SecretReference", fields: &[
+        Field { tag: 1, json: "name", ty: Ty::String, repeated: false, keep_zero: false },
+        Field { tag: 2, json: "namespace", ty: Ty::String, repeated: false, keep_zero: false },
+    ] },
+    // api::core::v1::NodeSelectorTerm
+    Message { name: "NodeSelectorTerm", fields: &[
+        Field { tag: 1, json: "matchExpressions", ty: Ty::Message(298), repeated: true, keep_zero: false },
+        Field { tag: 2, json: "matchFields", ty: Ty::Message(298), repeated: true, keep_zero: false },
+    ] },
+    // api::batch::v1::PodFailurePolicyOnExitCodesRequirement
+    Message { name: "PodFailurePolicyOnExitCodesRequirement", fields: &[
+        Field { tag: 1, json: "containerName", ty: Ty::String, repeated: false, keep_zero: true },
+        Field { tag: 2, json: "operator", ty: Ty::String, repeated: false, keep_zero: true },
+        Field { tag: 3, json: "values", ty: Ty::Int32, repeated: true, keep_zero: true },
+    ] },
+    // api::batch::v1::PodFailurePolicyOnPodConditionsPattern
+    Message { name: "PodFailurePolicyOnPodConditionsPattern", fields: &[
+        Field { tag: 1, json: "type", ty: Ty::String, repeated: false, keep_zero: true },
+        Field { tag: 2, json: "status", ty: Ty::String, repeated: false, keep_zero: true },
+    ] },
     // apimachinery::pkg::apis::meta::v1::FieldSelectorRequirement
     Message { name: "FieldSelectorRequirement", fields: &[
         Field { tag: 1, json: "key", ty: Ty::String, repeated: false, keep_zero: true },
@@ -1328,23 +2186,23 @@ pub(super) static MESSAGES: &[Message] = &[
     // api::core::v1::DownwardAPIVolumeFile
     Message { name: "DownwardAPIVolumeFile", fields: &[
         Field { tag: 1, json: "path", ty: Ty::String, repeated: false, keep_zero: true },
-        Field { tag: 2, json: "fieldRef", ty: Ty::Message(174), repeated: false, keep_zero: false },
-        Field { tag: 3, json: "resourceFieldRef", ty: Ty::Message(175), repeated: false, keep_zero: false },
+        Field { tag: 2, json: "fieldRef", ty: Ty::Message(288), repeated: false, keep_zero: false },
+        Field { tag: 3, json: "resourceFieldRef", ty: Ty::Message(289), repeated: false, keep_zero: false },
         Field { tag: 4, json: "mode", ty: Ty::Int32, repeated: false, keep_zero: true },
     ] },
     // api::core::v1::VolumeProjection
     Message { name: "VolumeProjection", fields: &[
-        Field { tag: 1, json: "secret", ty: Ty::Message(185), repeated: false, keep_zero: false },
-        Field { tag: 2, json: "downwardAPI", ty: Ty::Message(186), repeated: false, keep_zero: false },
-        Field { tag: 3, json: "configMap", ty: Ty::Message(187), repeated: false, keep_zero: false },
-        Field { tag: 4, json: "serviceAccountToken", ty: Ty::Message(188), repeated: false, keep_zero: false },
-        Field { tag: 5, json: "clusterTrustBundle", ty: Ty::Message(189), repeated: false, keep_zero: false },
-        Field { tag: 6, json: "podCertificate", ty: Ty::Message(190), repeated: false, keep_zero: false },
+        Field { tag: 1, json: "secret", ty: Ty::Message(299), repeated: false, keep_zero: false },
+        Field { tag: 2, json: "downwardAPI", ty: Ty::Message(300), repeated: false, keep_zero: false },
+        Field { tag: 3, json: "configMap", ty: Ty::Message(301), repeated: false, keep_zero: false },
+        Field { tag: 4, json: "serviceAccountToken", ty: Ty::Message(302), repeated: false, keep_zero: false },
+        Field { tag: 5, json: "clusterTrustBundle", ty: Ty::Message(303), repeated: false, keep_zero: false },
+        Field { tag: 6, json: "podCertificate", ty: Ty::Message(304), repeated: false, keep_zero: false },
     ] },
     // api::core::v1::PersistentVolumeClaimTemplate
     Message { name: "PersistentVolumeClaimTemplate", fields: &[
-        Field { tag: 1, json: "metadata", ty: Ty::Message(17), repeated: false, keep_zero: false },
-        Field { tag: 2, json: "spec", ty: Ty::Message(191), repeated: false, keep_zero: true },
+        Field { tag: 1, json: "metadata", ty: Ty::Message(39), repeated: false, keep_zero: false },
+        Field { tag: 2, json: "spec", ty: Ty::Message(54), repeated: false, keep_zero: true },
     ] },
     // api::core::v1::ObjectFieldSelector
     Message { name: "ObjectFieldSelector", fields: &[
@@ -1359,13 +2217,13 @@ pub(super) static MESSAGES: &[Message] = &[
     ] },
     // api::core::v1::ConfigMapKeySelector
     Message { name: "ConfigMapKeySelector", fields: &[
-        Field { tag: 1, json: "", ty: Ty::Message(48), repeated: false, keep_zero: true },
+        Field { tag: 1, json: "", ty: Ty::Message(58), repeated: false, keep_zero: true },
         Field { tag: 2, json: "key", ty: Ty::String, repeated: false, keep_zero: true },
         Field { tag: 3, json: "optional", ty: Ty::Bool, repeated: false, keep_zero: true },
     ] },
     // api::core::v1::SecretKeySelector
     Message { name: "SecretKeySelector", fields: &[
-        Field { tag: 1, json: "", ty: Ty::Message(48), repeated: false, keep_zero: true },
+        Field { tag: 1, json: "", ty: Ty::Message(58), repeated: false, keep_zero: true },
         Field { tag: 2, json: "key", ty: Ty::String, repeated: false, keep_zero: true },
         Field { tag: 3, json: "optional", ty: Ty::Bool, repeated: false, keep_zero: true },
     ] },
@@ -1374,7 +2232,7 @@ pub(super) static MESSAGES: &[Message] = &[
         Field { tag: 1, json: "volumeName", ty: Ty::String, repeated: false, keep_zero: true },
         Field { tag: 2, json: "path", ty: Ty::String, repeated: false, keep_zero: true },
         Field { tag: 3, json: "key", ty: Ty::String, repeated: false, keep_zero: true },
-        Field { tag: 4, json: "optional", ty: Ty::Bool, repeated: false, keep_zero: false },
+        Field { tag: 4, json: "optional", ty: Ty::Bool, repeated: false, keep_zero: true },
     ] },
     // api::core::v1::ExecAction
     Message { name: "ExecAction", fields: &[
@@ -1386,7 +2244,7 @@ pub(super) static MESSAGES: &[Message] = &[
         Field { tag: 2, json: "port", ty: Ty::Special(Special::IntOrString), repeated: false, keep_zero: true },
         Field { tag: 3, json: "host", ty: Ty::String, repeated: false, keep_zero: false },
         Field { tag: 4, json: "scheme", ty: Ty::String, repeated: false, keep_zero: false },
-        Field { tag: 5, json: "httpHeaders", ty: Ty::Message(192), repeated: true, keep_zero: false },
+        Field { tag: 5, json: "httpHeaders", ty: Ty::Message(305), repeated: true, keep_zero: false },
     ] },
     // api::core::v1::TcpSocketAction
     Message { name: "TcpSocketAction", fields: &[
@@ -1396,31 +2254,32 @@ pub(super) static MESSAGES: &[Message] = &[
     // api::core::v1::GrpcAction
     Message { name: "GrpcAction", fields: &[
         Field { tag: 1, json: "port", ty: Ty::Int32, repeated: false, keep_zero: true },
-        Field { tag: 2, json: "service", ty: Ty::String, repeated: false, keep_zero: false },
+        Field { tag: 2, json: "service", ty: Ty::String, repeated: false, keep_zero: true },
     ] },
     // api::core::v1::SleepAction
     Message { name: "SleepAction", fields: &[
         Field { tag: 1, json: "seconds", ty: Ty::Int64, repeated: false, keep_zero: true },
     ] },
-    // api::core::v1::NodeSelectorTerm
-    Message { name: "NodeSelectorTerm", fields: &[
-        Field { tag: 1, json: "matchExpressions", ty: Ty::Message(193), repeated: true, keep_zero: false },
-        Field { tag: 2, json: "matchFields", ty: Ty::Message(193), repeated: true, keep_zero: false },
+    // api::core::v1::NodeSelectorRequirement
+    Message { name: "NodeSelectorRequirement", fields: &[
+        Field { tag: 1, json: "key", ty: Ty::String, repeated: false, keep_zero: true },
+        Field { tag: 2, json: "operator", ty: Ty::String, repeated: false, keep_zero: true },
+        Field { tag: 3, json: "values", ty: Ty::String, repeated: true, keep_zero: false },
     ] },
     // api::core::v1::SecretProjection
     Message { name: "SecretProjection", fields: &[
-        Field { tag: 1, json: "", ty: Ty::Message(48), repeated: false, keep_zero: true },
-        Field { tag: 2, json: "items", ty: Ty::Message(170), repeated: true, keep_zero: false },
+        Field { tag: 1, json: "", ty: Ty::Message(58), repeated: false, keep_zero: true },
+        Field { tag: 2, json: "items", ty: Ty::Message(284), repeated: true, keep_zero: false },
         Field { tag: 4, json: "optional", ty: Ty::Bool, repeated: false, keep_zero: true },
     ] },
     // api::core::v1::DownwardAPIProjection
     Message { name: "DownwardAPIProjection", fields: &[
-        Field { tag: 1, json: "items", ty: Ty::Message(171), repeated: true, keep_zero: false },
+        Field { tag: 1, json: "items", ty: Ty::Message(285), repeated: true, keep_zero: false },
     ] },
     // api::core::v1::ConfigMapProjection
     Message { name: "ConfigMapProjection", fields: &[
-        Field { tag: 1, json: "", ty: Ty::Message(48), repeated: false, keep_zero: true },
-        Field { tag: 2, json: "items", ty: Ty::Message(170), repeated: true, keep_zero: false },
+        Field { tag: 1, json: "", ty: Ty::Message(58), repeated: false, keep_zero: true },
+        Field { tag: 2, json: "items", ty: Ty::Message(284), repeated: true, keep_zero: false },
         Field { tag: 4, json: "optional", ty: Ty::Bool, repeated: false, keep_zero: true },
     ] },
     // api::core::v1::ServiceAccountTokenProjection
@@ -1431,61 +2290,25 @@ pub(super) static MESSAGES: &[Message] = &[
     ] },
     // api::core::v1::ClusterTrustBundleProjection
     Message { name: "ClusterTrustBundleProjection", fields: &[
-        Field { tag: 1, json: "name", ty: Ty::String, repeated: false, keep_zero: false },
-        Field { tag: 2, json: "signerName", ty: Ty::String, repeated: false, keep_zero: false },
-        Field { tag: 3, json: "labelSelector", ty: Ty::Message(78), repeated: false, keep_zero: false },
+        Field { tag: 1, json: "name", ty: Ty::String, repeated: false, keep_zero: true },
+        Field { tag: 2, json: "signerName", ty: Ty::String, repeated: false, keep_zero: true },
+        Field { tag: 3, json: "labelSelector", ty: Ty::Message(81), repeated: false, keep_zero: false },
         Field { tag: 4, json: "path", ty: Ty::String, repeated: false, keep_zero: true },
-        Field { tag: 5, json: "optional", ty: Ty::Bool, repeated: false, keep_zero: false },
+        Field { tag: 5, json: "optional", ty: Ty::Bool, repeated: false, keep_zero: true },
     ] },
     // api::core::v1::PodCertificateProjection
     Message { name: "PodCertificateProjection", fields: &[
         Field { tag: 1, json: "signerName", ty: Ty::String, repeated: false, keep_zero: true },
         Field { tag: 2, json: "keyType", ty: Ty::String, repeated: false, keep_zero: true },
-        Field { tag: 3, json: "maxExpirationSeconds", ty: Ty::Int32, repeated: false, keep_zero: false },
+        Field { tag: 3, json: "maxExpirationSeconds", ty: Ty::Int32, repeated: false, keep_zero: true },
         Field { tag: 4, json: "credentialBundlePath", ty: Ty::String, repeated: false, keep_zero: false },
         Field { tag: 5, json: "keyPath", ty: Ty::String, repeated: false, keep_zero: false },
         Field { tag: 6, json: "certificateChainPath", ty: Ty::String, repeated: false, keep_zero: false },
         Field { tag: 7, json: "userAnnotations", ty: Ty::MapString, repeated: false, keep_zero: false },
     ] },
-    // api::core::v1::PersistentVolumeClaimSpec
-    Message { name: "PersistentVolumeClaimSpec", fields: &[
-        Field { tag: 1, json: "accessModes", ty: Ty::String, repeated: true, keep_zero: false },
-        Field { tag: 2, json: "resources", ty: Ty::Message(194), repeated: false, keep_zero: false },
-        Field { tag: 3, json: "volumeName", ty: Ty::String, repeated: false, keep_zero: false },
-        Field { tag: 4, json: "selector", ty: Ty::Message(78), repeated: false, keep_zero: false },
-        Field { tag: 5, json: "storageClassName", ty: Ty::String, repeated: false, keep_zero: false },
-        Field { tag: 6, json: "volumeMode", ty: Ty::String, repeated: false, keep_zero: false },
-        Field { tag: 7, json: "dataSource", ty: Ty::Message(195), repeated: false, keep_zero: false },
-        Field { tag: 8, json: "dataSourceRef", ty: Ty::Message(196), repeated: false, keep_zero: false },
-        Field { tag: 9, json: "volumeAttributesClassName", ty: Ty::String, repeated: false, keep_zero: false },
-    ] },
     // api::core::v1::HttpHeader
     Message { name: "HttpHeader", fields: &[
         Field { tag: 1, json: "name", ty: Ty::String, repeated: false, keep_zero: true },
         Field { tag: 2, json: "value", ty: Ty::String, repeated: false, keep_zero: true },
-    ] },
-    // api::core::v1::NodeSelectorRequirement
-    Message { name: "NodeSelectorRequirement", fields: &[
-        Field { tag: 1, json: "key", ty: Ty::String, repeated: false, keep_zero: true },
-        Field { tag: 2, json: "operator", ty: Ty::String, repeated: false, keep_zero: true },
-        Field { tag: 3, json: "values", ty: Ty::String, repeated: true, keep_zero: false },
-    ] },
-    // api::core::v1::VolumeResourceRequirements
-    Message { name: "VolumeResourceRequirements", fields: &[
-        Field { tag: 1, json: "limits", ty: Ty::MapMessage(&Ty::Special(Special::Quantity)), repeated: false, keep_zero: false },
-        Field { tag: 2, json: "requests", ty: Ty::MapMessage(&Ty::Special(Special::Quantity)), repeated: false, keep_zero: false },
-    ] },
-    // api::core::v1::TypedLocalObjectReference
-    Message { name: "TypedLocalObjectReference", fields: &[
-        Field { tag: 1, json: "apiGroup", ty: Ty::String, repeated: false, keep_zero: false },
-        Field { tag: 2, json: "kind", ty: Ty::String, repeated: false, keep_zero: true },
-        Field { tag: 3, json: "name", ty: Ty::String, repeated: false, keep_zero: true },
-    ] },
-    // api::core::v1::TypedObjectReference
-    Message { name: "TypedObjectReference", fields: &[
-        Field { tag: 1, json: "apiGroup", ty: Ty::String, repeated: false, keep_zero: false },
-        Field { tag: 2, json: "kind", ty: Ty::String, repeated: false, keep_zero: true },
-        Field { tag: 3, json: "name", ty: Ty::String, repeated: false, keep_zero: true },
-        Field { tag: 4, json: "namespace", ty: Ty::String, repeated: false, keep_zero: false },
     ] },
 ];

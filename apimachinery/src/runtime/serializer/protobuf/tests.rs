@@ -4,7 +4,10 @@
 //! bytes.
 
 use k8s_pb::api::apps::v1 as apps;
+use k8s_pb::api::batch::v1 as batch;
 use k8s_pb::api::core::v1 as core;
+use k8s_pb::api::discovery::v1 as discovery;
+use k8s_pb::api::policy::v1 as policy;
 use k8s_pb::apimachinery::pkg::apis::meta::v1 as meta;
 use k8s_pb::apimachinery::pkg::util::intstr::IntOrString;
 use prost::Message as _;
@@ -223,6 +226,218 @@ fn a_pointer_zero_stays_and_a_non_pointer_zero_goes() {
 }
 
 #[test]
+fn a_service_and_a_job_keep_their_pointer_zeros() {
+    let service = core::Service {
+        metadata: Some(meta::ObjectMeta {
+            name: Some("web".into()),
+            ..Default::default()
+        }),
+        spec: Some(core::ServiceSpec {
+            ports: vec![core::ServicePort {
+                name: Some(String::new()),
+                protocol: Some("TCP".into()),
+                port: Some(80),
+                target_port: Some(IntOrString {
+                    r#type: Some(0),
+                    int_val: Some(8080),
+                    str_val: Some(String::new()),
+                }),
+                node_port: Some(0),
+                ..Default::default()
+            }],
+            selector: [("app".to_string(), "web".to_string())].into(),
+            cluster_ip: Some(String::new()),
+            r#type: Some("ClusterIP".into()),
+            publish_not_ready_addresses: Some(false),
+            allocate_load_balancer_node_ports: Some(false),
+            load_balancer_class: Some(String::new()),
+            ..Default::default()
+        }),
+        status: Some(core::ServiceStatus::default()),
+    };
+    let value = decode(&envelope("v1", "Service", &service), "", "").unwrap();
+    assert_eq!(
+        value["spec"],
+        json!({"ports": [{"protocol": "TCP", "port": 80, "targetPort": 8080}],
+            "selector": {"app": "web"}, "type": "ClusterIP",
+            "allocateLoadBalancerNodePorts": false, "loadBalancerClass": ""})
+    );
+
+    let job = batch::Job {
+        metadata: Some(meta::ObjectMeta {
+            name: Some("backup".into()),
+            ..Default::default()
+        }),
+        spec: Some(batch::JobSpec {
+            parallelism: Some(1),
+            backoff_limit: Some(0),
+            suspend: Some(false),
+            template: Some(core::PodTemplateSpec {
+                spec: Some(core::PodSpec {
+                    restart_policy: Some("Never".into()),
+                    containers: vec![core::Container {
+                        name: Some("backup".into()),
+                        ..Default::default()
+                    }],
+                    ..Default::default()
+                }),
+                ..Default::default()
+            }),
+            ..Default::default()
+        }),
+        status: Some(batch::JobStatus {
+            active: Some(0),
+            ready: Some(0),
+            ..Default::default()
+        }),
+    };
+    let value = decode(&envelope("batch/v1", "Job", &job), "", "").unwrap();
+    assert_eq!(
+        value,
+        json!({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "backup"},
+            "spec": {"parallelism": 1, "backoffLimit": 0, "suspend": false,
+                "template": {"spec": {"restartPolicy": "Never",
+                    "containers": [{"name": "backup"}]}}},
+            "status": {"ready": 0}})
+    );
+}
+
+#[test]
+fn zeros_go_writes_are_kept_and_a_name_shared_by_two_groups_stays_apart() {
+    // `disruptionsAllowed` has no `omitempty`: Go writes its zero.
+    let budget = policy::PodDisruptionBudget {
+        metadata: Some(meta::ObjectMeta {
+            name: Some("web".into()),
+            ..Default::default()
+        }),
+        spec: None,
+        status: Some(policy::PodDisruptionBudgetStatus {
+            observed_generation: Some(0),
+            disruptions_allowed: Some(0),
+            current_healthy: Some(0),
+            desired_healthy: Some(0),
+            expected_pods: Some(0),
+            ..Default::default()
+        }),
+    };
+    let value = decode(
+        &envelope("policy/v1", "PodDisruptionBudget", &budget),
+        "",
+        "",
+    )
+    .unwrap();
+    assert_eq!(
+        value["status"],
+        json!({"disruptionsAllowed": 0, "currentHealthy": 0, "desiredHealthy": 0,
+            "expectedPods": 0})
+    );
+
+    // A `discovery/v1.EndpointPort`'s fields are pointers; a
+    // `core/v1.EndpointPort`'s name and protocol are not.
+    let slice = discovery::EndpointSlice {
+        address_type: Some("IPv4".into()),
+        ports: vec![discovery::EndpointPort {
+            name: Some(String::new()),
+            protocol: Some("TCP".into()),
+            port: Some(0),
+            ..Default::default()
+        }],
+        ..Default::default()
+    };
+    let value = decode(
+        &envelope("discovery.k8s.io/v1", "EndpointSlice", &slice),
+        "",
+        "",
+    )
+    .unwrap();
+    assert_eq!(
+        value["ports"],
+        json!([{"name": "", "protocol": "TCP", "port": 0}])
+    );
+    let endpoints = core::Endpoints {
+        subsets: vec![core::EndpointSubset {
+            ports: vec![core::EndpointPort {
+                name: Some(String::new()),
+                port: Some(80),
+                protocol: Some(String::new()),
+                ..Default::default()
+            }],
+            ..Default::default()
+        }],
+        ..Default::default()
+    };
+    let value = decode(&envelope("v1", "Endpoints", &endpoints), "", "").unwrap();
+    assert_eq!(value["subsets"], json!([{"ports": [{"port": 80}]}]));
+}
+
+#[test]
+fn a_persistent_volume_s_source_is_inline_and_a_claim_s_empty_class_stays() {
+    let volume = core::PersistentVolume {
+        metadata: Some(meta::ObjectMeta {
+            name: Some("pv-1".into()),
+            ..Default::default()
+        }),
+        spec: Some(core::PersistentVolumeSpec {
+            persistent_volume_source: Some(core::PersistentVolumeSource {
+                csi: Some(core::CSIPersistentVolumeSource {
+                    driver: Some("ebs.csi.aws.com".into()),
+                    volume_handle: Some("vol-1".into()),
+                    read_only: Some(false),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            }),
+            storage_class_name: Some(String::new()),
+            volume_mode: Some("Filesystem".into()),
+            ..Default::default()
+        }),
+        status: None,
+    };
+    let value =
+        decode(&envelope("v1", "PersistentVolume", &volume), "", "").unwrap();
+    assert_eq!(
+        value["spec"],
+        json!({"csi": {"driver": "ebs.csi.aws.com", "volumeHandle": "vol-1"},
+            "volumeMode": "Filesystem"})
+    );
+    let claim = core::PersistentVolumeClaim {
+        spec: Some(core::PersistentVolumeClaimSpec {
+            storage_class_name: Some(String::new()),
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    let value =
+        decode(&envelope("v1", "PersistentVolumeClaim", &claim), "", "").unwrap();
+    assert_eq!(value["spec"], json!({"storageClassName": ""}));
+}
+
+#[test]
+fn a_csr_s_extra_is_a_map_of_lists() {
+    let csr = json!({"apiVersion": "certificates.k8s.io/v1",
+        "kind": "CertificateSigningRequest",
+        "metadata": {"name": "node-csr-1"},
+        "spec": {"request": "Y3Ny", "signerName": "kubernetes.io/kube-apiserver-client-kubelet",
+            "usages": ["digital signature", "client auth"], "username": "system:node:n1",
+            "extra": {"authentication.kubernetes.io/credential-id": ["X509SHA256=ab"],
+                "empty": []}},
+        "status": {}});
+    let raw = marshal("certificates.k8s.io/v1", "CertificateSigningRequest", &csr)
+        .unwrap();
+    let read = k8s_pb::api::certificates::v1::CertificateSigningRequest::decode(
+        raw.as_slice(),
+    )
+    .unwrap();
+    let extra = read.spec.unwrap().extra;
+    assert_eq!(
+        extra["authentication.kubernetes.io/credential-id"].items,
+        ["X509SHA256=ab"]
+    );
+    assert!(extra["empty"].items.is_empty());
+    assert_eq!(decode(&encode(&csr).unwrap(), "", "").unwrap(), csr);
+}
+
+#[test]
 fn an_envelope_without_a_type_takes_the_endpoints() {
     let namespace = core::Namespace {
         metadata: Some(meta::ObjectMeta {
@@ -297,10 +512,12 @@ fn bad_bodies_are_errors_with_upstreams_messages() {
         "provided data does not appear to be a protobuf message, expected prefix [107 56 115 0]"
     );
     assert_eq!(decode(&PREFIX, "v1", "Pod"), Err(ProtobufError::EmptyBody));
-    let unserved = envelope("v1", "Service", &core::Service::default());
+    let unserved = envelope("v1", "LimitRange", &core::LimitRange::default());
     assert_eq!(
-        decode(&unserved, "v1", "Service").unwrap_err().to_string(),
-        "no kind \"Service\" is registered for version \"v1\""
+        decode(&unserved, "v1", "LimitRange")
+            .unwrap_err()
+            .to_string(),
+        "no kind \"LimitRange\" is registered for version \"v1\""
     );
     let mut body = PREFIX.to_vec();
     // A runtime.Unknown whose raw is a Pod with `metadata` (field 1) as a varint.

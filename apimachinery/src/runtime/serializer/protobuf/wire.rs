@@ -97,6 +97,9 @@ pub(super) enum Special {
     IntOrString,
     /// `resource.Quantity`: its string.
     Quantity,
+    /// A Go `[]string` that protobuf wraps in a message of one repeated field
+    /// (`certificates/v1.ExtraValue`, `items = 1`): a JSON list.
+    StringList,
 }
 
 /// A wire type, the low three bits of a field's key.

@@ -58,6 +58,10 @@ impl Strategy for NamespaceStrategy {
         true
     }
 
+    fn has_finalize_subresource(&self) -> bool {
+        true
+    }
+
     fn delete_terminates(&self) -> bool {
         true
     }

@@ -66,6 +66,10 @@ impl Strategy for PodStrategy {
         true
     }
 
+    fn has_eviction_subresource(&self) -> bool {
+        true
+    }
+
     /// Mirrors `podStrategy.CheckGracefulDelete`: the requested period, else the
     /// pod's `terminationGracePeriodSeconds` (else 0); 0 for a pod no node runs
     /// (unscheduled) or one that has finished; a negative period is 1.
