@@ -153,7 +153,10 @@ fn apply_view(
         Subresource::Finalize => {
             // `namespaceFinalizeStrategy.PrepareForUpdate`: only the status
             // stays; `ValidateNamespaceFinalizeUpdate` checks the names.
-            next.data["spec"] = view.get("spec").cloned().unwrap_or(Value::Null);
+            next.data["spec"] = view
+                .get("spec")
+                .cloned()
+                .unwrap_or_else(|| serde_json::json!({}));
             let written = written_metadata(view)?;
             strategy_for(info).prepare_for_status_update(&mut next, &written);
             let errors =

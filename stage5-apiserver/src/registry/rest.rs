@@ -198,6 +198,14 @@ pub trait Strategy: Send + Sync {
         None
     }
 
+    /// Mirrors `Store.ShouldDeleteDuringUpdate`'s kind-specific part: whether
+    /// an object marked for deletion, its finalizers gone and its grace
+    /// period over, may go after a write. A namespace also waits for its
+    /// `spec.finalizers` (`ShouldDeleteNamespaceDuringUpdate`).
+    fn should_delete_during_update(&self, _obj: &Object) -> bool {
+        true
+    }
+
     /// Whether a delete only starts the object's termination (the namespace
     /// registry's own `Delete`), which a controller then finishes.
     fn delete_terminates(&self) -> bool {

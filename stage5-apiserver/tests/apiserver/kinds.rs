@@ -864,6 +864,56 @@ async fn finalize_and_approve(client: &Client, kubectl: &Kubectl) {
     let done = namespaces.get("to-finalize").await.expect("ns");
     assert_eq!(done.spec.and_then(|s| s.finalizers), Some(vec![]));
 
+    // A terminating namespace stays through a write of its status, and goes
+    // with its `finalize` once nothing holds it.
+    let mut ns = k8s_openapi::api::core::v1::Namespace::default();
+    ns.metadata.name = Some("terminating".into());
+    namespaces
+        .create(&PostParams::default(), &ns)
+        .await
+        .expect("ns");
+    namespaces
+        .delete("terminating", &DeleteParams::default())
+        .await
+        .expect("delete");
+    let condition = json!({"status": {"conditions": [{"type": "NamespaceDeletionContentFailure",
+        "status": "False", "reason": "ContentDeleted", "message": "All content successfully deleted"}]}});
+    let kept = namespaces
+        .patch_status(
+            "terminating",
+            &PatchParams::default(),
+            &Patch::Merge(&condition),
+        )
+        .await
+        .expect("a status write");
+    assert!(kept.metadata.deletion_timestamp.is_some());
+    assert!(
+        namespaces
+            .get_opt("terminating")
+            .await
+            .expect("get")
+            .is_some()
+    );
+    let mut body = serde_json::to_value(&kept).expect("json");
+    body["spec"]["finalizers"] = json!([]);
+    body["metadata"]["resourceVersion"] = json!(null);
+    namespaces
+        .replace_subresource(
+            "finalize",
+            "terminating",
+            &PostParams::default(),
+            &body,
+        )
+        .await
+        .expect("finalize");
+    assert!(
+        namespaces
+            .get_opt("terminating")
+            .await
+            .expect("get")
+            .is_none()
+    );
+
     let csr = kinds()
         .into_iter()
         .find(|k| k.plural == "certificatesigningrequests")

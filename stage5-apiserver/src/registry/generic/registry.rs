@@ -411,7 +411,7 @@ pub async fn delete_if_finalized(
     key: String,
     stored: Arc<Object>,
 ) -> Result<Arc<Object>, StorageError> {
-    if !may_go(&stored) {
+    if !may_go(&stored) || !resource.strategy.should_delete_during_update(&stored) {
         return Ok(stored);
     }
     let preconditions = Preconditions {

@@ -62,6 +62,15 @@ impl Strategy for NamespaceStrategy {
         true
     }
 
+    /// Mirrors `ShouldDeleteNamespaceDuringUpdate`: a terminating namespace
+    /// goes only once its `spec.finalizers` are gone too (its `finalize`
+    /// write), not on a write of its status.
+    fn should_delete_during_update(&self, namespace: &Object) -> bool {
+        namespace.data["spec"]["finalizers"]
+            .as_array()
+            .is_none_or(Vec::is_empty)
+    }
+
     fn delete_terminates(&self) -> bool {
         true
     }
