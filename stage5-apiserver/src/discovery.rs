@@ -128,69 +128,63 @@ fn api_resource(info: &ResourceInfo) -> Value {
 }
 
 /// The `APIResource`s of a resource's subresources, as upstream lists them next to
-/// it: `status` with the resource's own kind, `scale` as `autoscaling/v1` `Scale`
-/// (the scale client finds the kind here).
+/// it: `status`, `finalize` and `approval` with the resource's own kind,
+/// `binding` as a `Binding`, `eviction` as a `policy/v1` `Eviction`, `scale` as
+/// an `autoscaling/v1` `Scale` (the scale client finds the kind here).
 fn api_subresources(info: &ResourceInfo) -> Vec<Value> {
-    let mut subresources = Vec::new();
-    if crate::registry::strategy_for(info).has_status_subresource() {
-        subresources.push(json!({
-            "name": format!("{}/status", info.plural),
+    const READ_WRITE: &[&str] = &["get", "patch", "update"];
+    let strategy = crate::registry::strategy_for(info);
+    let own = ("", "", info.kind);
+    [
+        (strategy.has_status_subresource(), "status", own, READ_WRITE),
+        (
+            strategy.has_binding_subresource(),
+            "binding",
+            ("", "", "Binding"),
+            &["create"],
+        ),
+        (
+            strategy.has_eviction_subresource(),
+            "eviction",
+            ("policy", "v1", "Eviction"),
+            &["create"],
+        ),
+        (
+            strategy.has_finalize_subresource(),
+            "finalize",
+            own,
+            &["update"],
+        ),
+        (
+            strategy.has_approval_subresource(),
+            "approval",
+            own,
+            READ_WRITE,
+        ),
+        (
+            strategy.has_scale_subresource(),
+            "scale",
+            ("autoscaling", "v1", "Scale"),
+            READ_WRITE,
+        ),
+    ]
+    .into_iter()
+    .filter(|(served, ..)| *served)
+    .map(|(_, name, (group, version, kind), verbs)| {
+        let mut subresource = json!({
+            "name": format!("{}/{name}", info.plural),
             "singularName": "",
             "namespaced": info.namespaced,
-            "kind": info.kind,
-            "verbs": ["get", "patch", "update"],
-        }));
-    }
-    if crate::registry::strategy_for(info).has_binding_subresource() {
-        subresources.push(json!({
-            "name": format!("{}/binding", info.plural),
-            "singularName": "",
-            "namespaced": info.namespaced,
-            "kind": "Binding",
-            "verbs": ["create"],
-        }));
-    }
-    if crate::registry::strategy_for(info).has_eviction_subresource() {
-        subresources.push(json!({
-            "name": format!("{}/eviction", info.plural),
-            "singularName": "",
-            "namespaced": info.namespaced,
-            "group": "policy",
-            "version": "v1",
-            "kind": "Eviction",
-            "verbs": ["create"],
-        }));
-    }
-    if crate::registry::strategy_for(info).has_finalize_subresource() {
-        subresources.push(json!({
-            "name": format!("{}/finalize", info.plural),
-            "singularName": "",
-            "namespaced": info.namespaced,
-            "kind": info.kind,
-            "verbs": ["update"],
-        }));
-    }
-    if crate::registry::strategy_for(info).has_approval_subresource() {
-        subresources.push(json!({
-            "name": format!("{}/approval", info.plural),
-            "singularName": "",
-            "namespaced": info.namespaced,
-            "kind": info.kind,
-            "verbs": ["get", "patch", "update"],
-        }));
-    }
-    if crate::registry::strategy_for(info).has_scale_subresource() {
-        subresources.push(json!({
-            "name": format!("{}/scale", info.plural),
-            "singularName": "",
-            "namespaced": info.namespaced,
-            "group": "autoscaling",
-            "version": "v1",
-            "kind": "Scale",
-            "verbs": ["get", "patch", "update"],
-        }));
-    }
-    subresources
+            "kind": kind,
+            "verbs": verbs,
+        });
+        if !group.is_empty() {
+            subresource["group"] = json!(group);
+            subresource["version"] = json!(version);
+        }
+        subresource
+    })
+    .collect()
 }
 
 /// `GET /api/v1`, `/apis/{group}/{version}`: mirrors

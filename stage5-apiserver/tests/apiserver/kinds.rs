@@ -475,6 +475,17 @@ fn manifest(kind: &Kind, name: &str) -> Value {
     object
 }
 
+/// The `Status` of a request that must fail with `code`.
+fn refused<T: std::fmt::Debug>(
+    result: Result<T, Error>,
+    code: u16,
+) -> kube::core::Status {
+    match result {
+        Err(Error::Api(status)) if status.code == code => *status,
+        other => panic!("expected {code}, got {other:?}"),
+    }
+}
+
 /// The value at `pointer` in `object` (`null` when there is none).
 fn at(object: &DynamicObject, pointer: &str) -> Value {
     let whole = serde_json::to_value(object).expect("json");
@@ -757,16 +768,12 @@ async fn eviction(client: &Client, kubectl: &Kubectl) {
             .await
             .expect("pod status");
     }
-    match pods.evict("guarded-1", &EvictParams::default()).await {
-        Err(Error::Api(status)) => {
-            assert_eq!(status.code, 429, "{status:?}");
-            assert_eq!(
-                status.message,
-                "Cannot evict pod as it would violate the pod's disruption budget."
-            );
-        }
-        other => panic!("expected 429, got {other:?}"),
-    }
+    let status =
+        refused(pods.evict("guarded-1", &EvictParams::default()).await, 429);
+    assert_eq!(
+        status.message,
+        "Cannot evict pod as it would violate the pod's disruption budget."
+    );
     let allow = json!({"status": {"disruptionsAllowed": 1}});
     pdbs.patch_status("guard", &PatchParams::default(), &Patch::Merge(&allow))
         .await
@@ -836,18 +843,17 @@ async fn finalize_and_approve(client: &Client, kubectl: &Kubectl) {
     );
     body["spec"]["finalizers"] = json!(["Not A Name!"]);
     body["metadata"]["resourceVersion"] = json!(null);
-    match namespaces
-        .replace_subresource(
-            "finalize",
-            "to-finalize",
-            &PostParams::default(),
-            &body,
-        )
-        .await
-    {
-        Err(Error::Api(status)) => assert_eq!(status.code, 422, "{status:?}"),
-        other => panic!("expected 422, got {other:?}"),
-    }
+    refused(
+        namespaces
+            .replace_subresource(
+                "finalize",
+                "to-finalize",
+                &PostParams::default(),
+                &body,
+            )
+            .await,
+        422,
+    );
     let file = kubectl.path("finalize.json");
     body["spec"]["finalizers"] = json!([]);
     body["metadata"]["resourceVersion"] = json!(null);
@@ -940,18 +946,16 @@ async fn finalize_and_approve(client: &Client, kubectl: &Kubectl) {
     );
     let deny = json!({"status": {"conditions": [
         {"type": "Approved", "status": "True"}, {"type": "Denied", "status": "True"}]}});
-    match csrs
-        .patch_subresource(
+    refused(
+        csrs.patch_subresource(
             "approval",
             "node-csr",
             &PatchParams::default(),
             &Patch::Merge(&deny),
         )
-        .await
-    {
-        Err(Error::Api(status)) => assert_eq!(status.code, 422, "{status:?}"),
-        other => panic!("expected 422, got {other:?}"),
-    }
+        .await,
+        422,
+    );
 }
 
 /// A service's cluster IP and node port; a PUT without a resourceVersion on a
@@ -981,17 +985,12 @@ async fn allocation_and_update_rules(client: &Client) {
     let mut clash = service.clone();
     clash.metadata.name = Some("web-2".into());
     clash.spec.as_mut().expect("spec").cluster_ip = Some(ip.to_string());
-    match services.create(&PostParams::default(), &clash).await {
-        Err(Error::Api(status)) => {
-            assert_eq!(status.code, 422);
-            assert!(
-                status.message.contains("provided IP is already allocated"),
-                "{}",
-                status.message
-            );
-        }
-        other => panic!("expected 422, got {other:?}"),
-    }
+    let status = refused(services.create(&PostParams::default(), &clash).await, 422);
+    assert!(
+        status.message.contains("provided IP is already allocated"),
+        "{}",
+        status.message
+    );
 
     let pdb = kinds()
         .into_iter()
@@ -1003,20 +1002,16 @@ async fn allocation_and_update_rules(client: &Client) {
     pdbs.create(&PostParams::default(), &object)
         .await
         .expect("create");
-    match pdbs
-        .replace("strict", &PostParams::default(), &object)
-        .await
-    {
-        Err(Error::Api(status)) => {
-            assert_eq!(status.code, 422);
-            assert!(
-                status.message.contains("must be specified for an update"),
-                "{}",
-                status.message
-            );
-        }
-        other => panic!("expected 422, got {other:?}"),
-    }
+    let status = refused(
+        pdbs.replace("strict", &PostParams::default(), &object)
+            .await,
+        422,
+    );
+    assert!(
+        status.message.contains("must be specified for an update"),
+        "{}",
+        status.message
+    );
 
     for plural in ["replicationcontrollers", "jobs"] {
         let kind = kinds()
