@@ -14,7 +14,7 @@ use crate::apis::apps::validation;
 use crate::printers::{TableHandler, internalversion};
 use crate::registry::rest::Strategy;
 
-/// The controller revisions registry's strategy.
+/// The controller revision registry's strategy.
 #[derive(Debug)]
 pub struct ControllerRevisionStrategy;
 

@@ -16,7 +16,7 @@ use crate::defaults;
 use crate::printers::{TableHandler, internalversion};
 use crate::registry::rest::{Strategy, keep_status, next_generation};
 
-/// The daemon sets registry's strategy.
+/// The daemon set registry's strategy.
 #[derive(Debug)]
 pub struct DaemonSetStrategy;
 

@@ -15,7 +15,7 @@ use crate::defaults;
 use crate::printers::{TableHandler, internalversion};
 use crate::registry::rest::Strategy;
 
-/// The stateful sets registry's strategy.
+/// The stateful set registry's strategy.
 #[derive(Debug)]
 pub struct StatefulSetStrategy;
 

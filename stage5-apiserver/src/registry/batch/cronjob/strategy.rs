@@ -14,7 +14,7 @@ use crate::defaults;
 use crate::printers::{TableHandler, internalversion};
 use crate::registry::rest::Strategy;
 
-/// The cron jobs registry's strategy.
+/// The cron job registry's strategy.
 #[derive(Debug)]
 pub struct CronJobStrategy;
 

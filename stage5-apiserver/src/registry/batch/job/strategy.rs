@@ -16,7 +16,7 @@ use crate::defaults;
 use crate::printers::{TableHandler, internalversion};
 use crate::registry::rest::Strategy;
 
-/// The jobs registry's strategy.
+/// The job registry's strategy.
 #[derive(Debug)]
 pub struct JobStrategy;
 

@@ -18,7 +18,7 @@ use crate::apis::certificates::validation;
 use crate::printers::{TableHandler, internalversion};
 use crate::registry::rest::{Strategy, keep_status};
 
-/// The certificate signing requests registry's strategy.
+/// The certificate signing request registry's strategy.
 #[derive(Debug)]
 pub struct CsrStrategy;
 

@@ -15,7 +15,7 @@ use crate::defaults;
 use crate::printers::{TableHandler, internalversion};
 use crate::registry::rest::{Strategy, now};
 
-/// The persistent volumes registry's strategy.
+/// The persistent volume registry's strategy.
 #[derive(Debug)]
 pub struct PersistentVolumeStrategy;
 

@@ -15,7 +15,7 @@ use crate::defaults;
 use crate::printers::{TableHandler, internalversion};
 use crate::registry::rest::Strategy;
 
-/// The persistent volume claims registry's strategy.
+/// The persistent volume claim registry's strategy.
 #[derive(Debug)]
 pub struct PersistentVolumeClaimStrategy;
 

@@ -18,7 +18,7 @@ use crate::defaults;
 use crate::printers::{TableHandler, internalversion};
 use crate::registry::rest::Strategy;
 
-/// The replication controllers registry's strategy.
+/// The replication controller registry's strategy.
 #[derive(Debug)]
 pub struct ReplicationControllerStrategy;
 

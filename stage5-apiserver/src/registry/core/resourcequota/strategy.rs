@@ -13,7 +13,7 @@ use crate::apis::core::validation;
 use crate::printers::{TableHandler, internalversion};
 use crate::registry::rest::Strategy;
 
-/// The resource quotas registry's strategy.
+/// The resource quota registry's strategy.
 #[derive(Debug)]
 pub struct ResourceQuotaStrategy;
 

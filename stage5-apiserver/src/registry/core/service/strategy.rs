@@ -21,7 +21,7 @@ use crate::printers::{TableHandler, internalversion};
 use crate::registry::rest::{Strategy, keep_status, next_generation};
 use crate::status::ApiError;
 
-/// The services registry's strategy.
+/// The service registry's strategy.
 #[derive(Debug)]
 pub struct ServiceStrategy;
 

@@ -12,7 +12,7 @@ use structured_merge_diff::schema::Schema;
 use crate::printers::{TableHandler, internalversion};
 use crate::registry::rest::{Strategy, next_generation};
 
-/// The service accounts registry's strategy.
+/// The service account registry's strategy.
 #[derive(Debug)]
 pub struct ServiceAccountStrategy;
 

@@ -15,7 +15,7 @@ use crate::defaults;
 use crate::printers::{TableHandler, internalversion};
 use crate::registry::rest::Strategy;
 
-/// The endpoint slices registry's strategy.
+/// The endpoint slice registry's strategy.
 #[derive(Debug)]
 pub struct EndpointSliceStrategy;
 

@@ -14,7 +14,7 @@ use crate::printers::{TableHandler, internalversion};
 use crate::registry::rest::Strategy;
 
 // ANCHOR: strategy
-/// The runtime classes registry's strategy.
+/// The runtime class registry's strategy.
 #[derive(Debug)]
 pub struct RuntimeClassStrategy;
 

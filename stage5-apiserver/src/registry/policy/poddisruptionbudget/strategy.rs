@@ -16,7 +16,7 @@ use crate::apis::policy::validation;
 use crate::printers::{TableHandler, internalversion};
 use crate::registry::rest::Strategy;
 
-/// The pod disruption budgets registry's strategy.
+/// The pod disruption budget registry's strategy.
 #[derive(Debug)]
 pub struct PodDisruptionBudgetStrategy;
 

@@ -15,7 +15,7 @@ use crate::defaults;
 use crate::printers::{TableHandler, internalversion};
 use crate::registry::rest::Strategy;
 
-/// The csi drivers registry's strategy.
+/// The CSI driver registry's strategy.
 #[derive(Debug)]
 pub struct CsiDriverStrategy;
 

@@ -14,7 +14,7 @@ use crate::apis::storage::validation;
 use crate::printers::{TableHandler, internalversion};
 use crate::registry::rest::Strategy;
 
-/// The csi nodes registry's strategy.
+/// The CSI node registry's strategy.
 #[derive(Debug)]
 pub struct CsiNodeStrategy;
 

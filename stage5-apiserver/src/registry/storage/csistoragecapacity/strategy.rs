@@ -14,7 +14,7 @@ use crate::apis::storage::validation;
 use crate::printers::{TableHandler, internalversion};
 use crate::registry::rest::Strategy;
 
-/// The csi storage capacities registry's strategy.
+/// The CSI storage capacity registry's strategy.
 #[derive(Debug)]
 pub struct CsiStorageCapacityStrategy;
 

@@ -14,7 +14,7 @@ use crate::defaults;
 use crate::printers::{TableHandler, internalversion};
 use crate::registry::rest::Strategy;
 
-/// The storage classes registry's strategy.
+/// The storage class registry's strategy.
 #[derive(Debug)]
 pub struct StorageClassStrategy;
 

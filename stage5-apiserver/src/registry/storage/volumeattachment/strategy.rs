@@ -17,7 +17,7 @@ use crate::apis::storage::validation;
 use crate::printers::{TableHandler, internalversion};
 use crate::registry::rest::Strategy;
 
-/// The volume attachments registry's strategy.
+/// The volume attachment registry's strategy.
 #[derive(Debug)]
 pub struct VolumeAttachmentStrategy;
 
