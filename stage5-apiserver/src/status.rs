@@ -347,6 +347,23 @@ impl From<StorageError> for ApiError {
 }
 
 // ANCHOR: error_to_status
+/// A `metav1.Status` `Success` answer with `code`, as a subresource that
+/// acts rather than stores answers (`BindingREST`, `EvictionREST`).
+pub fn success(code: StatusCode) -> Response {
+    let status = serde_json::json!({
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Success",
+    });
+    (
+        code,
+        [(header::CONTENT_TYPE, "application/json")],
+        status.to_string(),
+    )
+        .into_response()
+}
+
 impl IntoResponse for ApiError {
     /// Mirrors `responsewriters.ErrorNegotiated`: the `Status` as JSON with its
     /// code. A 429 or 504 also says when to retry (`Retry-After`), as

@@ -19,7 +19,7 @@
 //! | already bound, being deleted, gated           | 409 on `pods/binding` with the reason    |
 
 use axum::http::StatusCode;
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use serde_json::{Value, json};
 use stage5_storage::{Object, Preconditions, StorageError, object_key};
 
@@ -69,18 +69,7 @@ pub(crate) async fn bind(
         },
     )
     .await?;
-    let status = json!({
-        "kind": "Status",
-        "apiVersion": "v1",
-        "metadata": {},
-        "status": "Success",
-    });
-    Ok((
-        StatusCode::CREATED,
-        [(axum::http::header::CONTENT_TYPE, "application/json")],
-        status.to_string(),
-    )
-        .into_response())
+    Ok(crate::status::success(StatusCode::CREATED))
 }
 
 /// Mirrors `ValidatePodBinding`: `target.kind` empty or `Node`, `target.name`

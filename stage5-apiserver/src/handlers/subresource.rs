@@ -11,7 +11,6 @@
 //!   `spec.replicas`. This is what `kubectl scale` and kube-client's
 //!   `Api::patch_scale` use.
 
-use apimachinery::labels::selector_string;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
@@ -92,16 +91,16 @@ fn view_schema(sub: Subresource, info: &ResourceInfo) -> &'static StructMeta {
 }
 
 /// What a subresource shows of `obj`.
-fn view(sub: Subresource, obj: &Object) -> Value {
+fn view(sub: Subresource, info: &ResourceInfo, obj: &Object) -> Value {
     match sub {
-        Subresource::Scale => scale_of(obj),
+        Subresource::Scale => scale_of(info, obj),
         _ => serde_json::to_value(obj).unwrap_or(Value::Null),
     }
 }
 
 /// Mirrors `scaleFromDeployment` (and `scaleFromRC`, `scaleFromStatefulSet`,
 /// whose selectors their strategies write): an `autoscaling/v1` `Scale`.
-pub fn scale_of(deployment: &Object) -> Value {
+pub fn scale_of(info: &ResourceInfo, deployment: &Object) -> Value {
     let mut metadata = json!({
         "name": deployment.name(),
         "namespace": deployment.namespace(),
@@ -121,7 +120,7 @@ pub fn scale_of(deployment: &Object) -> Value {
         "spec": { "replicas": replicas },
         "status": {
             "replicas": deployment.data["status"]["replicas"].as_i64().unwrap_or(0),
-            "selector": scale_selector(deployment),
+            "selector": strategy_for(info).scale_selector(deployment),
         },
     })
 }
@@ -211,19 +210,6 @@ fn written_metadata(view: &Value) -> Result<ObjectMeta, ApiError> {
     }
 }
 
-/// The selector a scale shows, as the kind's strategy writes it.
-fn scale_selector(obj: &Object) -> String {
-    let info = obj.types.as_ref().and_then(|t| {
-        ResourceInfo::BUILTIN
-            .iter()
-            .find(|i| i.kind == t.kind && i.api_version() == t.api_version)
-    });
-    match info {
-        Some(info) => strategy_for(info).scale_selector(obj),
-        None => selector_string(&obj.data["spec"]["selector"]),
-    }
-}
-
 /// Mirrors `populateConditionTimestamps`: a condition without a
 /// `lastUpdateTime` is updated now; one without a `lastTransitionTime` keeps
 /// the old one of the same type and status, or moves now.
@@ -255,8 +241,8 @@ fn wanted_version(view: &Value) -> String {
         .to_string()
 }
 
-fn view_response(sub: Subresource, obj: &Object) -> Response {
-    let body = serde_json::to_vec(&view(sub, obj)).unwrap_or_default();
+fn view_response(sub: Subresource, info: &ResourceInfo, obj: &Object) -> Response {
+    let body = serde_json::to_vec(&view(sub, info, obj)).unwrap_or_default();
     (
         StatusCode::OK,
         [(axum::http::header::CONTENT_TYPE, "application/json")],
@@ -274,7 +260,7 @@ pub(crate) async fn get(
 ) -> Result<Response, ApiError> {
     let key = object_key(&resource.info, namespace, name);
     let obj = resource.dyn_storage.get(key).await?;
-    Ok(view_response(sub, &obj))
+    Ok(view_response(sub, &resource.info, &obj))
 }
 
 /// How a write computes the new view from the current one.
@@ -303,7 +289,7 @@ async fn write(
         resource,
         key,
         move |current: &Object, rejected: &Rejection| {
-            let before = view(sub, current);
+            let before = view(sub, &info, current);
             let after = match &change {
                 Change::Replace(body) => body.clone(),
                 Change::Patch(patch) => {
@@ -339,7 +325,7 @@ async fn write(
         },
     )
     .await?;
-    Ok(view_response(sub, &updated))
+    Ok(view_response(sub, &resource.info, &updated))
 }
 
 /// `PUT …/{status,scale}`.
@@ -416,7 +402,7 @@ mod tests {
 
     #[test]
     fn a_scale_shows_the_replicas_and_the_selector_as_a_string() {
-        let scale = scale_of(&deployment());
+        let scale = scale_of(&ResourceInfo::DEPLOYMENTS, &deployment());
         assert_eq!(scale["apiVersion"], "autoscaling/v1");
         assert_eq!(scale["kind"], "Scale");
         assert_eq!(scale["metadata"]["resourceVersion"], "7");
@@ -431,7 +417,7 @@ mod tests {
     #[test]
     fn a_scale_sets_only_the_replicas_and_refuses_a_negative_count() {
         let current = deployment();
-        let mut wanted = scale_of(&current);
+        let mut wanted = scale_of(&ResourceInfo::DEPLOYMENTS, &current);
         wanted["spec"]["replicas"] = json!(5);
         wanted["status"]["replicas"] = json!(99);
         let info = ResourceInfo::DEPLOYMENTS;
@@ -448,7 +434,8 @@ mod tests {
     #[test]
     fn a_status_write_changes_the_status_and_nothing_else() {
         let current = deployment();
-        let mut wanted = view(Subresource::Status, &current);
+        let mut wanted =
+            view(Subresource::Status, &ResourceInfo::DEPLOYMENTS, &current);
         wanted["spec"]["replicas"] = json!(9);
         wanted["metadata"]["labels"] = json!({"x": "y"});
         wanted["status"] = json!({"replicas": 2, "readyReplicas": 2});

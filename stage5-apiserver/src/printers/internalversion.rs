@@ -26,6 +26,7 @@ use serde_json::Value;
 use stage5_storage::Object;
 
 use super::{Cell, Column, RowCondition, TableHandler};
+use crate::apis::{items, text};
 use apimachinery::util::duration::human_duration;
 
 /// A row's cells, each a [`Cell`]: a JSON value, or a time rendered as of the
@@ -1119,16 +1120,8 @@ pub const DEFAULT: TableHandler = TableHandler {
     print: |obj| (print_default(obj), Vec::new()),
 };
 
-fn text(value: &Value) -> &str {
-    value.as_str().unwrap_or_default()
-}
-
 fn int(value: &Value) -> i64 {
     value.as_i64().unwrap_or_default()
-}
-
-fn items(value: &Value) -> &[Value] {
-    value.as_array().map(Vec::as_slice).unwrap_or_default()
 }
 
 fn time(value: &Value) -> Option<Timestamp> {
@@ -1197,7 +1190,7 @@ fn is_pod_initialized_condition_true(status: &Value) -> bool {
 }
 
 /// `hasPodReadyCondition`.
-fn has_pod_ready_condition(status: &Value) -> bool {
+pub(crate) fn has_pod_ready_condition(status: &Value) -> bool {
     items(&status["conditions"])
         .iter()
         .any(|c| text(&c["type"]) == "Ready" && text(&c["status"]) == "True")

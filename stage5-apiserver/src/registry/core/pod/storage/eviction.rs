@@ -26,13 +26,14 @@ use std::sync::Arc;
 use apimachinery::apis::meta::v1::ListOptions;
 use apimachinery::labels::{matches_labels, parse_label_selector, selector_string};
 use axum::http::StatusCode;
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::StatusCause;
 use serde_json::{Value, json};
 use stage5_storage::{
     Object, Preconditions, SelectionPredicate, StorageError, object_key,
 };
 
+use crate::printers::internalversion::has_pod_ready_condition;
 use crate::registry::generic::registry::{DeleteOptions, delete};
 use crate::registry::rest::now;
 use crate::registry::{RegisteredResource, Registry};
@@ -113,9 +114,7 @@ fn can_ignore_pdb(pod: &Object) -> bool {
 
 /// Whether the pod's `Ready` condition is `True` (`podutil.IsPodReady`).
 fn is_ready(pod: &Object) -> bool {
-    crate::apis::items(&pod.data["status"]["conditions"])
-        .iter()
-        .any(|c| c["type"] == "Ready" && c["status"] == "True")
+    has_pod_ready_condition(&pod.data["status"])
 }
 
 /// Mirrors the unhealthy-pod rule of `EvictionREST.Create`: with
@@ -311,14 +310,7 @@ async fn delete_pod(
         }
     }
     delete(pods, key.to_string(), options).await?;
-    let status = json!({"kind": "Status", "apiVersion": "v1", "metadata": {},
-        "status": "Success"});
-    Ok((
-        StatusCode::CREATED,
-        [(axum::http::header::CONTENT_TYPE, "application/json")],
-        status.to_string(),
-    )
-        .into_response())
+    Ok(crate::status::success(StatusCode::CREATED))
 }
 
 /// The pod condition an eviction adds (`DisruptionTarget`, reason
