@@ -884,24 +884,6 @@ pub const RUNTIME_CLASS_COLUMNS: &[Column] = &[
     AGE,
 ];
 
-/// `scaleColumnDefinitions`.
-pub const SCALE_COLUMNS: &[Column] = &[
-    // Upstream's scale Name column has no `name` format.
-    column("Name", "string", NAME_DESCRIPTION, 0),
-    column(
-        "Desired",
-        "integer",
-        "replicas is the desired number of instances for the scaled object.",
-        0,
-    ),
-    column(
-        "Available",
-        "integer",
-        "replicas is the actual number of observed instances of the scaled object.",
-        0,
-    ),
-    AGE,
-];
 /// `rest.DefaultTableConvertor`'s columns, for a kind without a printer.
 pub const DEFAULT_COLUMNS: &[Column] = &[
     NAME,
@@ -1103,14 +1085,6 @@ pub const VOLUME_ATTACHMENT: TableHandler = TableHandler {
 pub const RUNTIME_CLASS: TableHandler = TableHandler {
     columns: RUNTIME_CLASS_COLUMNS,
     print: |obj| (print_runtime_class(obj), Vec::new()),
-};
-
-/// The `scale` subresource's `autoscaling/v1` Scale (of deployments, replica
-/// sets, replication controllers, stateful sets): `scaleColumnDefinitions`
-/// and `printScale`.
-pub const SCALE: TableHandler = TableHandler {
-    columns: SCALE_COLUMNS,
-    print: |obj| (print_scale(obj), Vec::new()),
 };
 
 /// `rest.DefaultTableConvertor`, for a kind without a printer: the name and the
@@ -2405,16 +2379,6 @@ fn print_runtime_class(obj: &Object) -> Vec<Cell> {
     cells![name(obj), Value::from(text(&obj.data["handler"])), age(obj)]
 }
 
-/// Mirrors `printScale`: desired and observed replicas.
-fn print_scale(obj: &Object) -> Vec<Cell> {
-    cells![
-        name(obj),
-        Value::from(int(&obj.data["spec"]["replicas"])),
-        Value::from(int(&obj.data["status"]["replicas"])),
-        age(obj),
-    ]
-}
-
 /// Mirrors `DefaultTableConvertor.ConvertToTable`: the name and the creation
 /// time in RFC 3339 (UTC).
 fn print_default(obj: &Object) -> Vec<Cell> {
@@ -2940,7 +2904,6 @@ mod tests {
         ("storageClass", STORAGE_CLASS),
         ("volumeAttachment", VOLUME_ATTACHMENT),
         ("runtimeClass", RUNTIME_CLASS),
-        ("scale", SCALE),
     ];
 
     #[test]
@@ -2979,7 +2942,6 @@ mod tests {
             ["Name", "StorageClassName", "Capacity"]
         );
         assert_eq!(VOLUME_ATTACHMENT_COLUMNS[1].format, "name");
-        assert_eq!(SCALE_COLUMNS[0].format, "");
         assert_eq!(CRON_JOB_COLUMNS[3].type_, "boolean");
         assert_eq!(
             DAEMON_SET_COLUMNS
@@ -3633,15 +3595,6 @@ mod tests {
                 json!({"metadata": {"name": "gvisor"}, "handler": "runsc"})
             )[..2],
             ["gvisor", "runsc"]
-        );
-        assert_eq!(
-            row(
-                &SCALE,
-                json!({"metadata": {"name": "web", "creationTimestamp": ago(60)},
-                       "spec": {"replicas": 5}, "status": {"replicas": 3,
-                                                           "selector": "app=web"}})
-            ),
-            [json!("web"), json!(5), json!(3), json!("60s")]
         );
     }
 }

@@ -17,7 +17,6 @@
 //! | `HumanReadableGenerator.GenerateTable`                | [`generate_table`]             |
 //! | `TableGenerator.TableHandler` (one kind's columns and print function) | [`TableHandler`] |
 //! | `internalversion.AddHandlers`' registrations          | [`internalversion::POD`], [`internalversion::DEPLOYMENT`], [`internalversion::SERVICE`], [`internalversion::STATEFUL_SET`], [`internalversion::CSI_NODE`], ... |
-//! | `scaleColumnDefinitions`, `printScale` (a `scale` subresource's table) | [`internalversion::SCALE`] |
 //! | `printPod`, `printNode`, `printDeployment`, `printService`, ... | `internalversion::print_pod`, `internalversion::print_service`, ... |
 //! | `translateTimestampSince`                             | `internalversion::translate_timestamp_since` |
 //! | `duration.HumanDuration` (apimachinery)               | [`apimachinery::util::duration::human_duration`] |
